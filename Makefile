@@ -1,0 +1,28 @@
+# Two commands: `make validate` (set up .venv and validate examples/) and `make test`.
+PYTHON ?= python3.11
+VENV := .venv
+VPY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: validate test setup bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml Makefile
+	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install --quiet --upgrade pip
+	$(VPY) -m pip install --quiet -e '.[test]'
+	$(VPY) -m pip install --quiet --no-deps verl==0.9.1 megatron-core==0.16.1
+	touch $(STAMP)
+
+validate: $(STAMP)
+	$(VPY) tools/validate_scripts.py examples
+
+test: $(STAMP)
+	$(VPY) -m pytest
+
+bench: $(STAMP)
+	$(VPY) bench/bench_validate.py
+
+clean:
+	rm -rf $(VENV) build src/*.egg-info

@@ -1,0 +1,235 @@
+"""Check one launch's override list the way `hydra.compose` would.
+
+Hydra first parses every override (a syntax error stops it), then composes the
+config with the config-group selections, then applies the value overrides in
+order in struct mode (`ConfigLoaderImpl._apply_overrides_to_config`). We do the
+same: group selections are composed once per run (and cached across runs);
+value overrides are applied to a plain snapshot by `FastApply`, which mirrors
+Hydra's and OmegaConf's rules for the common case and hands anything subtle
+(interpolations on the path, dict/list merges, lists, the typed `hydra` node)
+to `slow_apply`, which runs Hydra's own code on a copy of the composed config.
+Every problem is reported, in Hydra's order; the first is the one Hydra raises.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+from .overrides import parse_all
+
+
+@dataclass(frozen=True)
+class Problem:
+    index: int | None  # which override (None: the launch as a whole)
+    rule: str
+    key: str | None
+    message: str
+
+
+class Fallback(Exception):
+    """The fast path cannot decide this exactly; use Hydra's own code."""
+
+
+def _is_group(rec: dict, groups: set) -> bool:
+    return rec["package"] is not None or (rec["key"] in groups and rec["value_kind"] != "dict")
+
+
+def check_overrides(cache, config_name: str, overrides: list[str]) -> list[Problem]:
+    before = len(cache.parsed)
+    records = parse_all(overrides, cache.parsed)
+    if len(cache.parsed) != before:
+        cache.dirty = True
+    problems = []
+    for i, rec in enumerate(records):
+        if not rec["ok"]:
+            problems.append(Problem(i, "override-syntax", None,
+                                    f"Hydra cannot parse '{overrides[i]}': {rec['error']}"))
+    if problems:
+        return problems
+    groups = set(cache.groups or ())
+    group_idx = [i for i, r in enumerate(records) if not r["sweep"] and _is_group(r, groups)]
+    for i, rec in enumerate(records):
+        if rec["sweep"] and rec.get("sweep_error"):
+            problems.append(Problem(i, "override-sweep", rec["key"],
+                                    f"{rec['sweep_error']} (quote the value or use [a,b] for a list)"))
+    if problems:
+        return problems
+    group_lines = tuple(overrides[i] for i in group_idx)
+    snap = cache.snapshot(config_name, group_lines)
+    if "error" in snap:
+        culprit = _group_culprit(snap["error"], [(i, records[i]) for i in group_idx])
+        key = records[culprit]["key"] if culprit is not None else None
+        return [Problem(culprit, "config-group", key, snap["error"])]
+    value_idx = [i for i, r in enumerate(records) if i not in set(group_idx) and not r["sweep"]]
+    try:
+        return FastApply(snap["tree"]).run([(i, records[i]) for i in value_idx])
+    except Fallback:
+        return slow_apply(cache.composed(config_name, group_lines),
+                          [(i, overrides[i]) for i in value_idx])
+
+
+def _group_culprit(message: str, group_recs) -> int | None:
+    for i, rec in group_recs:
+        if f"'{rec['key']}/" in message or f"'{rec['key']}'" in message or rec["key"] in message:
+            return i
+    return group_recs[0][0] if group_recs else None
+
+
+# ---- the fast path -------------------------------------------------------
+
+MISSING = "???"
+
+
+def _subtle(value) -> bool:
+    return isinstance(value, str) and ("${" in value or value == MISSING)
+
+
+class FastApply:
+    """Hydra's override application on a plain snapshot (copy-on-write)."""
+
+    def __init__(self, tree: dict):
+        self.root = tree
+        self.owned: set[int] = set()
+
+    def run(self, items) -> list[Problem]:
+        problems = []
+        for i, rec in items:
+            message = self.apply(rec)
+            if message is not None:
+                rule, text = message
+                problems.append(Problem(i, rule, rec["key"], text))
+        return problems
+
+    def apply(self, rec):
+        key = rec["key"]
+        if key.startswith("hydra.") or key == "hydra" or "[" in key or not rec.get("plain", True):
+            raise Fallback
+        parts = key.split(".")
+        kind = rec["kind"]
+        value = rec["value"]
+        line = rec["line"]
+        if kind == "delete":
+            current = self.select(parts)
+            if current is None:
+                return "override-delete-missing", f"Could not delete from config. '{key}' does not exist."
+            if rec["has_value"] and value is not None and value != current:
+                return "override-delete-missing", (
+                    f"Could not delete from config. The value of '{key}' is {current} and not {value}.")
+            parent = self.owned_path(parts[:-1], create=False)
+            del parent[parts[-1]]
+            return None
+        if rec["value_kind"] != "primitive":
+            raise Fallback
+        if kind == "add":
+            if self.select(parts) is not None:
+                return "override-append-existing", (
+                    f"Could not append to config. An item is already at '{key}'. "
+                    f"Either remove + prefix: '{line[1:]}' or use '+{line}' to add or override")
+            return self.update(parts, value, force_add=True, key=key, line=line)
+        return self.update(parts, value, force_add=(kind == "force_add"), key=key, line=line)
+
+    def select(self, parts):
+        node = self.root
+        for k in parts:
+            if not isinstance(node, dict):
+                if isinstance(node, list):
+                    raise Fallback
+                return None
+            if k not in node:
+                return None
+            node = node[k]
+            if _subtle(node):
+                raise Fallback
+        if isinstance(node, (dict, list)):
+            return node
+        return node
+
+    def _own(self, node: dict) -> dict:
+        if id(node) in self.owned:
+            return node
+        copied = dict(node)
+        self.owned.add(id(copied))
+        return copied
+
+    def owned_path(self, parts, create: bool):
+        """The dict at `parts`, copied on the way so it can be changed."""
+        self.root = self._own(self.root)
+        node = self.root
+        for k in parts:
+            child = node.get(k)
+            if isinstance(child, list) or _subtle(child):
+                raise Fallback
+            if not isinstance(child, dict):
+                if not create:
+                    raise Fallback
+                child = {}
+            child = self._own(child)
+            node[k] = child
+            node = child
+        return node
+
+    def update(self, parts, value, force_add: bool, key: str, line: str):
+        node = self.root
+        for k in parts[:-1]:
+            if not isinstance(node, dict):
+                raise Fallback
+            child = node.get(k)
+            if isinstance(child, list) or _subtle(child):
+                raise Fallback
+            if not isinstance(child, dict):
+                if k not in node and not force_add:
+                    return self._missing(key, line)
+                node = {}
+                continue
+            node = child
+        if not isinstance(node, dict):
+            raise Fallback
+        last = parts[-1]
+        if last not in node and not force_add:
+            return self._missing(key, line)
+        existing = node.get(last)
+        if isinstance(existing, (dict, list)):
+            raise Fallback
+        parent = self.owned_path(parts[:-1], create=True)
+        parent[last] = value
+        return None
+
+    @staticmethod
+    def _missing(key: str, line: str):
+        return "override-missing-key", (
+            f"Could not override '{key}': no such key in verl's config. To add it use +{line}")
+
+
+# ---- the exact path ------------------------------------------------------
+
+
+def slow_apply(composed, items) -> list[Problem]:
+    """Apply overrides one by one with Hydra's own code on a copy of the composition."""
+    from hydra._internal.config_loader_impl import ConfigLoaderImpl
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from .overrides import _first_line
+
+    cfg = copy.deepcopy(composed)
+    parser = OverridesParser.create()
+    problems = []
+    for i, text in items:
+        override = parser.parse_override(text)
+        try:
+            ConfigLoaderImpl._apply_overrides_to_config([override], cfg)
+        except Exception as err:  # ConfigCompositionException and OmegaConf's errors
+            msg = _first_line(str(err))
+            rule = _rule_of(msg)
+            problems.append(Problem(i, rule, override.key_or_group, msg))
+    return problems
+
+
+def _rule_of(message: str) -> str:
+    if message.startswith("Could not override"):
+        return "override-missing-key"
+    if message.startswith("Could not append"):
+        return "override-append-existing"
+    if message.startswith("Could not delete"):
+        return "override-delete-missing"
+    return "override-error"

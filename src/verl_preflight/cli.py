@@ -1,0 +1,177 @@
+"""Command line: arguments, exit codes (0 clean, 1 errors, 2 could not run), never a traceback."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    pass
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="validate-scripts",
+        description="Check verl launch scripts statically: what bash hands verl in every profile, "
+        "checked with Hydra's own semantics. `validate-scripts render SCRIPT` prints the launches.",
+    )
+    p.add_argument("paths", nargs="*", help="script files or folders (every *.sh below)")
+    p.add_argument("--verl-config", metavar="DIR", help="verl's trainer/config folder")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument("--profile", action="append", metavar="KEY=VAL[,KEY=VAL...]",
+                   help="check only this environment (repeatable); others are unset")
+    p.add_argument("--max-profiles", type=int, default=64)
+    p.add_argument("--max-bytes", type=int, default=5 * 1024 * 1024)
+    p.add_argument("--strict", action="store_true", help="warnings also fail (exit 1)")
+    p.add_argument("--explain", metavar="RULE", help="print a rule's documentation")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    p.add_argument("--quiet", "-q", action="store_true", help="findings only, no summary or info")
+    return p
+
+
+def parse_profiles(values) -> list[dict] | None:
+    if not values:
+        return None
+    out = []
+    for value in values:
+        env = {}
+        for item in value.split(","):
+            item = item.strip()
+            if not item:
+                continue
+            key, eq, val = item.partition("=")
+            if not eq or not key.replace("_", "a").isalnum():
+                raise UsageError(f"--profile {value!r}: expected KEY=VAL[,KEY=VAL...]")
+            env[key] = val
+        out.append(env)
+    return out
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] == "render":
+            return _render(argv[1:])
+        return _validate(argv)
+    except UsageError as err:
+        print(f"validate-scripts: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    except Exception as err:  # last line of defence: one line, never a traceback
+        print(f"validate-scripts: internal error: {type(err).__name__}: {err}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _setup(args):
+    from .discover import DiscoverError, discover
+    from .validate import Options
+    from .verl_config import ConfigCache, ConfigTreeError, locate
+
+    if args.max_profiles < 1:
+        raise UsageError("--max-profiles must be at least 1")
+    try:
+        files = discover(args.paths)
+    except DiscoverError as err:
+        raise UsageError(str(err)) from err
+    try:
+        source = locate(args.verl_config)
+    except ConfigTreeError as err:
+        raise UsageError(str(err)) from err
+    try:
+        cache = ConfigCache(source, use_disk=not args.no_cache)
+    except OSError as err:
+        raise UsageError(f"cannot read the verl config tree: {err}") from err
+    opts = Options(max_profiles=args.max_profiles, pinned=parse_profiles(args.profile),
+                   max_bytes=args.max_bytes)
+    return files, source, cache, opts
+
+
+def _run_all(files, cache, opts):
+    from .validate import ReadError, validate_script
+
+    results, unreadable = [], []
+    for path in files:
+        try:
+            results.append(validate_script(path, cache, opts))
+        except ReadError as err:
+            unreadable.append(str(err))
+    cache.save()
+    return results, unreadable
+
+
+def _validate(argv) -> int:
+    args = _parser().parse_args(argv)
+    if args.explain:
+        from .rules import explain
+
+        text = explain(args.explain)
+        if text is None:
+            raise UsageError(f"no rule {args.explain!r}")
+        sys.stdout.write(text)
+        return EXIT_OK
+    if not args.paths:
+        raise UsageError("no paths given (try: validate-scripts examples)")
+    start = time.perf_counter()
+    files, source, cache, opts = _setup(args)
+    results, unreadable = _run_all(files, cache, opts)
+    findings = [f for r in results for f in r.findings]
+    seconds = time.perf_counter() - start
+    if args.format == "json":
+        from .report import json_report
+
+        sys.stdout.write(json_report.render(results, findings, source))
+    else:
+        from .report import text
+
+        sys.stdout.write(text.render(results, findings, seconds, args.quiet))
+    for line in unreadable:
+        print(f"validate-scripts: {line}", file=sys.stderr)
+    if unreadable:
+        return EXIT_USAGE
+    if any(f.severity == "error" for f in findings):
+        return EXIT_FINDINGS
+    if args.strict and any(f.severity == "warning" for f in findings):
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def _render(argv) -> int:
+    p = argparse.ArgumentParser(prog="validate-scripts render",
+                                description="Print each profile's launch command, one override a line.")
+    p.add_argument("script")
+    p.add_argument("--verl-config", metavar="DIR")
+    p.add_argument("--profile", action="append", metavar="KEY=VAL[,KEY=VAL...]")
+    p.add_argument("--max-profiles", type=int, default=64)
+    p.add_argument("--no-cache", action="store_true")
+    args = p.parse_args(argv)
+    args.paths = [args.script]
+    args.max_bytes = 5 * 1024 * 1024
+    files, source, cache, opts = _setup(args)
+    results, unreadable = _run_all(files, cache, opts)
+    for line in unreadable:
+        print(f"validate-scripts: {line}", file=sys.stderr)
+    if unreadable:
+        return EXIT_USAGE
+    out = []
+    for r in results:
+        for prof in r.profiles:
+            env = " ".join(f"{k}={v}" for k, v in prof.env.items()) or "default"
+            out.append(f"# {r.path} [{env}]: {prof.status}")
+            for la in prof.launches:
+                out.append(f"python3 -m {la.module} \\")
+                args_list = []
+                if la.spec is not None and la.spec.config_name:
+                    args_list.append(f"--config-name={la.spec.config_name}")
+                args_list += la.overrides
+                for i, o in enumerate(args_list):
+                    tail = " \\" if i + 1 < len(args_list) else ""
+                    out.append(f"    {shlex.quote(o)}{tail}")
+            out.append("")
+    sys.stdout.write("\n".join(out))
+    return EXIT_OK

@@ -1,0 +1,56 @@
+"""Paths to script files: files as given, folders walked for *.sh (sorted, loops ignored)."""
+
+from __future__ import annotations
+
+import os
+
+
+class DiscoverError(Exception):
+    pass
+
+
+def discover(paths, excludes=()) -> list[str]:
+    found: list[str] = []
+    seen: set[str] = set()
+    for path in paths:
+        if os.path.isdir(path):
+            found.extend(_walk(path, seen, excludes))
+        elif os.path.exists(path):
+            real = os.path.realpath(path)
+            if real not in seen:
+                seen.add(real)
+                found.append(path)
+        else:
+            raise DiscoverError(f"{path}: no such file or directory")
+    return found
+
+
+def _walk(top: str, seen: set, excludes) -> list[str]:
+    out = []
+    visited_dirs: set[str] = set()
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=True):
+        real = os.path.realpath(dirpath)
+        if real in visited_dirs:
+            dirnames[:] = []
+            continue
+        visited_dirs.add(real)
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not _excluded(os.path.join(dirpath, d), excludes))
+        for name in sorted(filenames):
+            if not name.endswith(".sh"):
+                continue
+            full = os.path.join(dirpath, name)
+            if _excluded(full, excludes):
+                continue
+            real_file = os.path.realpath(full)
+            if real_file in seen or not os.path.isfile(full):
+                continue
+            seen.add(real_file)
+            out.append(full)
+    return sorted(out)
+
+
+def _excluded(path: str, excludes) -> bool:
+    import fnmatch
+
+    norm = os.path.normpath(path)
+    return any(fnmatch.fnmatch(norm, pat) or fnmatch.fnmatch(os.path.basename(norm), pat) for pat in excludes)

@@ -1,0 +1,47 @@
+"""Findings: what the validator reports, and how per-profile findings merge."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+SEVERITIES = ("error", "warning", "info")
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    line: int
+    column: int
+    rule: str
+    severity: str
+    message: str
+    key: str | None = None
+    profiles: tuple = field(default=())  # tuple of env dicts as sorted item tuples
+
+    @staticmethod
+    def at(loc, rule: str, severity: str, message: str, key: str | None = None) -> "Finding":
+        if loc is None:
+            return Finding("", 0, 0, rule, severity, message, key)
+        return Finding(loc.path, loc.line, loc.col, rule, severity, message, key)
+
+    def in_profile(self, env: dict) -> "Finding":
+        return replace(self, profiles=(tuple(sorted(env.items())),))
+
+    def sort_key(self):
+        return (self.path, self.line, self.column, self.rule, self.message)
+
+
+def merge_findings(findings) -> list[Finding]:
+    """Merge findings that differ only in their profile; keep profile order."""
+    merged: dict[tuple, list] = {}
+    for f in findings:
+        k = (f.path, f.line, f.column, f.rule, f.severity, f.message, f.key)
+        bucket = merged.setdefault(k, [])
+        for p in f.profiles:
+            if p not in bucket:
+                bucket.append(p)
+    out = [
+        Finding(k[0], k[1], k[2], k[3], k[4], k[5], k[6], tuple(v)) for k, v in merged.items()
+    ]
+    out.sort(key=Finding.sort_key)
+    return out

@@ -1,0 +1,34 @@
+"""gcc-style text: `path:line:col: severity: message [RULE] (profiles: ...)`, then a summary."""
+
+from __future__ import annotations
+
+
+def profile_text(profiles) -> str:
+    if not profiles:
+        return ""
+    shown = []
+    for p in profiles:
+        items = [f"{k}={v}" for k, v in p]
+        shown.append(" ".join(items) if items else "default")
+    return " (profiles: " + "; ".join(shown) + ")"
+
+
+def finding_line(f) -> str:
+    where = f"{f.path}:{f.line}:{f.column}" if f.line else f.path
+    return f"{where}: {f.severity}: {f.message} [{f.rule}]{profile_text(f.profiles)}"
+
+
+def summary(results, findings, seconds: float) -> str:
+    n_profiles = sum(len(r.profiles) for r in results)
+    errors = sum(1 for f in findings if f.severity == "error")
+    warnings = sum(1 for f in findings if f.severity == "warning")
+    return (f"{len(results)} script{'s' if len(results) != 1 else ''}, {n_profiles} profile"
+            f"{'s' if n_profiles != 1 else ''}: {errors} error{'s' if errors != 1 else ''}, "
+            f"{warnings} warning{'s' if warnings != 1 else ''} ({seconds:.2f}s)")
+
+
+def render(results, findings, seconds: float, quiet: bool = False) -> str:
+    lines = [finding_line(f) for f in findings if not (quiet and f.severity == "info")]
+    if not quiet:
+        lines.append(summary(results, findings, seconds))
+    return "\n".join(lines) + ("\n" if lines else "")

@@ -1,0 +1,233 @@
+"""Bash arithmetic (`$((...))`, `((...))`, `let`) over tree-sitter nodes.
+
+Integers are 64-bit and wrap like bash's. A value that depends on something
+unknown is None; division by zero raises `ArithError` (bash reports it and the
+command fails).
+"""
+
+from __future__ import annotations
+
+import re
+
+_MASK = (1 << 64) - 1
+_INT_RE = re.compile(r"^\s*([+-]?)\s*(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*|[0-9]+#[0-9a-zA-Z@_]+)\s*$")
+_NAME_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*$")
+
+
+class ArithError(Exception):
+    pass
+
+
+def wrap(n: int) -> int:
+    n &= _MASK
+    return n - (1 << 64) if n >> 63 else n
+
+
+def parse_int(text: str) -> int | None:
+    """A bash integer literal (decimal, 0x hex, 0 octal, base#digits); None if not one."""
+    m = _INT_RE.match(text)
+    if not m:
+        return None
+    sign, body = m.groups()
+    try:
+        if "#" in body:
+            base_s, digits = body.split("#", 1)
+            base = int(base_s)
+            if not 2 <= base <= 64:
+                return None
+            value = 0
+            for ch in digits:
+                if ch.isdigit():
+                    d = int(ch)
+                elif "a" <= ch <= "z":
+                    d = ord(ch) - ord("a") + 10
+                elif "A" <= ch <= "Z":
+                    d = ord(ch) - ord("A") + (36 if base > 36 else 10)
+                elif ch == "@":
+                    d = 62
+                else:
+                    d = 63
+                if d >= base:
+                    return None
+                value = value * base + d
+        elif body[:2] in ("0x", "0X"):
+            value = int(body, 16)
+        elif len(body) > 1 and body[0] == "0":
+            value = int(body, 8)
+        else:
+            value = int(body)
+    except ValueError:
+        return None
+    return wrap(-value if sign == "-" else value)
+
+
+_BINARY = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "**": lambda a, b: a**b if b >= 0 else 0,
+    "<<": lambda a, b: a << (b & 63),
+    ">>": lambda a, b: a >> (b & 63),
+    "&": lambda a, b: a & b,
+    "|": lambda a, b: a | b,
+    "^": lambda a, b: a ^ b,
+    "==": lambda a, b: int(a == b),
+    "!=": lambda a, b: int(a != b),
+    "<": lambda a, b: int(a < b),
+    ">": lambda a, b: int(a > b),
+    "<=": lambda a, b: int(a <= b),
+    ">=": lambda a, b: int(a >= b),
+}
+
+
+def _div(a: int, b: int, op: str) -> int:
+    if b == 0:
+        raise ArithError("division by 0")
+    q = abs(a) // abs(b)
+    if (a < 0) != (b < 0):
+        q = -q
+    return q if op == "/" else a - q * b
+
+
+def apply_binary(op: str, a: int, b: int) -> int:
+    if op in ("/", "%"):
+        return wrap(_div(a, b, op))
+    return wrap(_BINARY[op](a, b))
+
+
+_ASSIGN_OPS = {"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="}
+
+
+class Arithmetic:
+    """Evaluates arithmetic nodes; `env` provides get(name) -> str|None|False and
+    set(name, int). get returns False for an unknown value, None for unset."""
+
+    def __init__(self, env, text_of, expand_text, max_depth: int = 64):
+        self.env = env
+        self.text_of = text_of  # node -> source text
+        self.expand_text = expand_text  # node -> str | None (None: unknown)
+        self.max_depth = max_depth
+
+    def value_of_name(self, name: str, depth: int = 0) -> int | None:
+        raw = self.env.get(name)
+        if raw is False:
+            return None
+        if raw is None or raw.strip() == "":
+            return 0
+        return self.value_of_text(raw, depth + 1)
+
+    def value_of_text(self, text: str, depth: int = 0) -> int | None:
+        n = parse_int(text)
+        if n is not None:
+            return n
+        m = _NAME_RE.match(text)
+        if m and depth < self.max_depth:
+            return self.value_of_name(m.group(1), depth)
+        if depth < self.max_depth and text.strip():
+            return self.env.eval_text(text)
+        return None
+
+    def eval(self, node) -> int | None:
+        t = node.type
+        if t == "number":
+            n = parse_int(self.text_of(node))
+            if n is None:
+                text = self.expand_text(node)
+                return None if text is None else self.value_of_text(text)
+            return n
+        if t in ("variable_name", "word"):
+            text = self.text_of(node)
+            if _NAME_RE.match(text):
+                return self.value_of_name(text.strip())
+            return self.value_of_text(text)
+        if t in ("simple_expansion", "expansion", "string", "raw_string", "concatenation",
+                 "command_substitution", "arithmetic_expansion"):
+            text = self.expand_text(node)
+            return None if text is None else self.value_of_text(text)
+        if t == "parenthesized_expression":
+            inner = [c for c in node.named_children if c.type != "comment"]
+            result = None
+            for c in inner:
+                result = self.eval(c)
+            return result
+        if t == "ternary_expression":
+            cond = self.eval(node.child_by_field_name("condition"))
+            if cond is None:
+                return None
+            branch = "consequence" if cond else "alternative"
+            return self.eval(node.child_by_field_name(branch))
+        if t == "unary_expression":
+            op = self.text_of(node.children[0])
+            operand = node.children[-1]
+            if op in ("++", "--"):
+                return self._increment(operand, 1 if op == "++" else -1, prefix=True)
+            v = self.eval(operand)
+            if v is None:
+                return None
+            return {"-": lambda x: wrap(-x), "+": lambda x: x, "!": lambda x: int(not x),
+                    "~": lambda x: wrap(~x)}.get(op, lambda x: None)(v)
+        if t == "postfix_expression":
+            op = self.text_of(node.children[-1])
+            return self._increment(node.children[0], 1 if op == "++" else -1, prefix=False)
+        if t == "binary_expression":
+            return self._binary(node)
+        if t == "subscript":
+            text = self.expand_text(node)
+            return None if text is None else self.value_of_text(text)
+        raise ArithError(f"unsupported arithmetic: {self.text_of(node)[:30]}")
+
+    def _name(self, node) -> str | None:
+        text = self.text_of(node).strip()
+        return text if _NAME_RE.match(text) else None
+
+    def _increment(self, node, delta: int, prefix: bool) -> int | None:
+        name = self._name(node)
+        if name is None:
+            raise ArithError("++/-- needs a variable")
+        old = self.value_of_name(name)
+        if old is None:
+            self.env.set(name, None)
+            return None
+        new = wrap(old + delta)
+        self.env.set(name, new)
+        return new if prefix else old
+
+    def _binary(self, node) -> int | None:
+        left = node.child_by_field_name("left")
+        right = node.child_by_field_name("right")
+        op_node = node.child_by_field_name("operator")
+        op = self.text_of(op_node) if op_node is not None else ""
+        if op in _ASSIGN_OPS:
+            name = self._name(left)
+            if name is None:
+                raise ArithError("assignment needs a variable")
+            rhs = self.eval(right)
+            if op == "=":
+                value = rhs
+            else:
+                cur = self.value_of_name(name)
+                value = None if cur is None or rhs is None else apply_binary(op[:-1], cur, rhs)
+            self.env.set(name, value)
+            return value
+        if op == "&&":
+            a = self.eval(left)
+            if a == 0:
+                return 0
+            b = self.eval(right)
+            return None if a is None or b is None else int(bool(b))
+        if op == "||":
+            a = self.eval(left)
+            if a is not None and a != 0:
+                return 1
+            b = self.eval(right)
+            return None if a is None or b is None else int(bool(b))
+        if op == ",":
+            self.eval(left)
+            return self.eval(right)
+        a = self.eval(left)
+        b = self.eval(right)
+        if a is None or b is None:
+            return None
+        if op not in _BINARY and op not in ("/", "%"):
+            raise ArithError(f"unsupported operator {op}")
+        return apply_binary(op, a, b)

@@ -1,0 +1,223 @@
+"""Profiles: the environments a script can be started in.
+
+A dimension is a variable the script reads from the environment (it has a
+default operator somewhere, or the script never assigns it) and then tests in
+a `case` or an `if`. Its domain is its static default plus the literals it is
+compared with. `A=${B:-x}` makes tests on A count for B. Profiles are the
+product of the domains, capped.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from dataclasses import dataclass, field
+
+from .parse import Script, parse_script
+
+_DEFAULT_OPS = {":-", "-", ":=", "=", ":?", "?", ":+", "+"}
+_COMPARE_OPS = {"=", "==", "!=", "-eq", "-ne", "-lt", "-le", "-gt", "-ge"}
+_LITERAL_TYPES = {"word", "number", "raw_string", "string", "extglob_pattern"}
+
+
+@dataclass
+class Dimension:
+    name: str
+    values: list = field(default_factory=list)  # str, or None for "unset"
+
+
+@dataclass
+class Scan:
+    inputs: set = field(default_factory=set)  # read with a default operator
+    assigned: set = field(default_factory=set)
+    defaults: dict = field(default_factory=dict)  # name -> static default
+    tested: dict = field(default_factory=dict)  # name -> [literals] in first-seen order
+    aliases: dict = field(default_factory=dict)  # A -> B for A=${B...}
+    order: list = field(default_factory=list)
+
+
+def _static_text(script: Script, node) -> str | None:
+    t = node.type
+    if t in ("word", "number", "extglob_pattern"):
+        text = script.text(node)
+        if any(ch in text for ch in "$`\\*?[") or "|" in text:
+            return None
+        return text
+    if t == "raw_string":
+        return script.text(node)[1:-1]
+    if t == "string":
+        if any(c.type not in ('"', "string_content") for c in node.children):
+            return None
+        text = script.text(node)[1:-1]
+        return None if "\\" in text else text
+    return None
+
+
+def _var_of(script: Script, node) -> str | None:
+    """NAME when node is `$NAME`, `${NAME}`, `${NAME:-...}` or those in double quotes."""
+    if node.type == "string":
+        inner = [c for c in node.named_children]
+        if len(inner) != 1:
+            return None
+        node = inner[0]
+    if node.type == "simple_expansion":
+        name = script.text(node)[1:]
+        return name if name.replace("_", "a").isalnum() and not name[0].isdigit() else None
+    if node.type == "expansion":
+        named = [c for c in node.children if c.type == "variable_name"]
+        if len(named) == 1:
+            ops = [script.text(c) for c in node.children if not c.is_named and script.text(c) not in ("${", "}")]
+            if not ops or ops[0] in _DEFAULT_OPS:
+                return script.text(named[0])
+    return None
+
+
+def scan(script: Script, follow_sources: bool = True, depth: int = 0, seen=None) -> Scan:
+    result = Scan()
+    _scan_into(script, result, follow_sources, depth, seen if seen is not None else set())
+    return result
+
+
+def _note_order(result: Scan, name: str) -> None:
+    if name not in result.order:
+        result.order.append(name)
+
+
+def _scan_into(script: Script, result: Scan, follow: bool, depth: int, seen: set) -> None:
+    stack = [script.root]
+    while stack:
+        node = stack.pop()
+        t = node.type
+        if t == "expansion":
+            named = [c for c in node.children if c.type == "variable_name"]
+            ops = [c for c in node.children if not c.is_named and script.text(c) in _DEFAULT_OPS]
+            if named and ops:
+                name = script.text(named[0])
+                result.inputs.add(name)
+                _note_order(result, name)
+                op = script.text(ops[0])
+                if op in (":-", "-", ":=", "="):
+                    after = [c for c in node.children if c.start_byte >= ops[0].end_byte and script.text(c) != "}"]
+                    if len(after) == 1:
+                        value = _static_text(script, after[0])
+                        if value is not None:
+                            result.defaults.setdefault(name, value)
+                    elif not after:
+                        result.defaults.setdefault(name, "")
+        elif t == "variable_assignment":
+            name_node = node.child_by_field_name("name")
+            value = node.child_by_field_name("value")
+            if name_node is not None:
+                name = script.text(name_node)
+                result.assigned.add(name)
+                if value is not None:
+                    src = _var_of(script, value)
+                    if src is not None and src != name:
+                        result.aliases.setdefault(name, src)
+        elif t == "case_statement":
+            subject = node.child_by_field_name("value")
+            name = _var_of(script, subject) if subject is not None else None
+            if name:
+                for item in node.named_children:
+                    if item.type != "case_item":
+                        continue
+                    for i, c in enumerate(item.children):
+                        if item.field_name_for_child(i) == "value":
+                            lit = _static_text(script, c)
+                            _tested(result, name, lit)
+        elif t == "binary_expression":
+            op = node.child_by_field_name("operator")
+            if op is not None and script.text(op) in _COMPARE_OPS:
+                left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+                for a, b in ((left, right), (right, left)):
+                    if a is None or b is None:
+                        continue
+                    name = _var_of(script, a)
+                    if name:
+                        _tested(result, name, _static_text(script, b))
+        elif t == "unary_expression":
+            op = script.text(node.children[0]) if node.children else ""
+            if op in ("-z", "-n"):
+                name = _var_of(script, node.children[-1])
+                if name:
+                    _tested(result, name, None, presence=True)
+        elif t == "command" and follow and depth < 4:
+            _maybe_source(script, node, result, depth, seen)
+        stack.extend(reversed(node.children))
+
+
+def _tested(result: Scan, name: str, literal: str | None, presence: bool = False) -> None:
+    values = result.tested.setdefault(name, [])
+    _note_order(result, name)
+    if presence:
+        for v in ("", "1"):
+            if v not in values:
+                values.append(v)
+    elif literal is not None and literal not in values:
+        values.append(literal)
+
+
+def _maybe_source(script: Script, node, result: Scan, depth: int, seen: set) -> None:
+    name = node.child_by_field_name("name")
+    if name is None or script.text(name) not in ("source", "."):
+        return
+    args = [c for i, c in enumerate(node.children) if node.field_name_for_child(i) == "argument"]
+    if not args:
+        return
+    target = _static_text(script, args[0])
+    if target is None:
+        return
+    path = os.path.normpath(os.path.join(os.path.dirname(script.path), target))
+    if path in seen or not os.path.isfile(path):
+        return
+    seen.add(path)
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(5 * 1024 * 1024)
+    except OSError:
+        return
+    _scan_into(parse_script(path, data), result, True, depth + 1, seen)
+
+
+def dimensions(info: Scan) -> list[Dimension]:
+    tested: dict[str, list] = {}
+    for name in info.order:
+        if name not in info.tested:
+            continue
+        target = info.aliases.get(name, name) if name not in info.inputs else name
+        tested.setdefault(target, [])
+        for v in info.tested[name]:
+            if v not in tested[target]:
+                tested[target].append(v)
+    dims = []
+    for name, literals in tested.items():
+        from_env = name in info.inputs or name not in info.assigned
+        if not from_env:
+            continue
+        values: list = []
+        default = info.defaults.get(name)
+        if default is not None:
+            values.append(default)
+        for v in literals:
+            if v not in values:
+                values.append(v)
+        if len(values) >= 2:
+            dims.append(Dimension(name, values))
+    return dims
+
+
+def enumerate_profiles(dims: list[Dimension], cap: int) -> tuple[list[dict], int]:
+    total = 1
+    for d in dims:
+        total *= len(d.values)
+    profiles = []
+    for combo in itertools.product(*[d.values for d in dims]):
+        if len(profiles) >= cap:
+            break
+        profiles.append({d.name: v for d, v in zip(dims, combo)})
+    return profiles or [{}], total
+
+
+def unset_inputs(info: Scan) -> set:
+    """Variables a profile leaves unset: every input and every dimension."""
+    return set(info.inputs) | set(info.tested)

@@ -1,0 +1,112 @@
+"""The interpreter's state for one path through a script (one profile or fork)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .words import Field, Loc
+
+
+@dataclass(frozen=True, slots=True)
+class Var:
+    """A shell variable. `value` is a Field (scalar), a tuple of Fields (indexed
+    array, None for holes) or a dict (associative array); None when declared but unset."""
+
+    value: object
+    exported: bool = False
+    readonly: bool = False
+
+    @property
+    def is_array(self) -> bool:
+        return isinstance(self.value, (tuple, dict))
+
+
+@dataclass
+class Budget:
+    steps: int = 200_000
+    states: int = 64
+    source_depth: int = 8
+    call_depth: int = 64
+    loop_iterations: int = 10_000
+    nesting: int = 300
+
+
+@dataclass
+class State:
+    vars: dict
+    funcs: dict
+    positional: tuple = ()
+    errexit: bool = False
+    nounset: bool = False
+    status: int | None = 0
+    flow: str | None = None  # "exit", "return", "break", "continue"
+    flow_arg: int | None = 0
+    launches: list = field(default_factory=list)
+    assumptions: tuple = ()
+    notes: list = field(default_factory=list)  # findings raised on this path
+    incomplete: bool = False
+    locals_stack: list = field(default_factory=list)
+    call_depth: int = 0
+    source_depth: int = 0
+
+    def fork(self) -> "State":
+        return State(
+            vars=dict(self.vars),
+            funcs=dict(self.funcs),
+            positional=self.positional,
+            errexit=self.errexit,
+            nounset=self.nounset,
+            status=self.status,
+            flow=self.flow,
+            flow_arg=self.flow_arg,
+            launches=list(self.launches),
+            assumptions=self.assumptions,
+            notes=list(self.notes),
+            incomplete=self.incomplete,
+            locals_stack=[dict(frame) for frame in self.locals_stack],
+            call_depth=self.call_depth,
+            source_depth=self.source_depth,
+        )
+
+    def assume(self, label: str, value: str) -> "State":
+        self.assumptions = self.assumptions + ((label, value),)
+        return self
+
+    def set_var(self, name: str, value, loc: Loc | None = None, **attrs) -> None:
+        old = self.vars.get(name)
+        exported = attrs.get("exported", old.exported if old else False)
+        readonly = attrs.get("readonly", old.readonly if old else False)
+        self.vars[name] = Var(value, exported, readonly)
+
+    def save_local(self, name: str) -> None:
+        """`local NAME` inside a function: remember the outer value once."""
+        if not self.locals_stack:
+            return
+        frame = self.locals_stack[-1]
+        if name not in frame:
+            frame[name] = self.vars.get(name)
+
+
+def scalar_of(var: Var | None) -> Field | None:
+    """The value `$NAME` gives: the scalar, or element 0 of an array."""
+    if var is None or var.value is None:
+        return None
+    value = var.value
+    if isinstance(value, Field):
+        return value
+    if isinstance(value, tuple):
+        return value[0] if value and value[0] is not None else None
+    if isinstance(value, dict):
+        return value.get("0")
+    return None
+
+
+def elements_of(var: Var | None) -> list[Field]:
+    if var is None or var.value is None:
+        return []
+    value = var.value
+    if isinstance(value, Field):
+        return [value]
+    if isinstance(value, tuple):
+        return [v for v in value if v is not None]
+    return list(value.values())

@@ -1,0 +1,177 @@
+"""The pipeline: script -> parse -> profiles -> evaluate -> launches -> checks -> findings."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass, field
+
+from .checks.config import check_overrides
+from .findings import Finding, merge_findings
+from .launches import LaunchSpec, find_entry, read_launch
+from .shell import profiles as prof
+from .shell.evaluate import Budget, evaluate
+from .shell.parse import parse_script, syntax_findings
+from .shell.words import Loc
+from .verl_config import ConfigCache, entry_config_name
+
+DEFAULT_MAX_BYTES = 5 * 1024 * 1024
+
+
+@dataclass
+class Options:
+    max_profiles: int = 64
+    pinned: list | None = None  # list of env dicts from --profile
+    max_bytes: int = DEFAULT_MAX_BYTES
+    budget: Budget = field(default_factory=Budget)
+    ambient: dict | None = None  # tests: the complete environment
+
+
+@dataclass
+class LaunchResult:
+    line: int
+    module: str
+    config_name: str | None
+    overrides: list
+    spec: LaunchSpec | None = None
+
+
+@dataclass
+class ProfileResult:
+    env: dict
+    status: str
+    launches: list
+
+
+@dataclass
+class ScriptResult:
+    path: str
+    profiles: list = field(default_factory=list)
+    findings: list = field(default_factory=list)
+    fatal: str | None = None
+
+
+class ReadError(Exception):
+    pass
+
+
+def read_script(path: str, max_bytes: int) -> bytes | None:
+    """The file's bytes; None when it is larger than max_bytes."""
+    try:
+        size = os.path.getsize(path)
+        if size > max_bytes:
+            return None
+        with open(path, "rb") as fh:
+            return fh.read(max_bytes + 1)
+    except OSError as err:
+        raise ReadError(f"{path}: cannot read: {err.strerror or err}") from err
+
+
+def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> ScriptResult:
+    result = ScriptResult(path)
+    data = read_script(path, opts.max_bytes)
+    if data is None:
+        result.findings.append(Finding(path, 1, 1, "file-too-large", "error",
+                                       f"larger than {opts.max_bytes} bytes: not checked (raise --max-bytes)"))
+        return result
+    script = parse_script(path, data)
+    findings = list(syntax_findings(script))
+    info = prof.scan(script)
+    unset = prof.unset_inputs(info)
+    if opts.pinned:
+        envs = [dict(p) for p in opts.pinned]
+        unset |= {k for p in envs for k in p}
+    else:
+        dims = prof.dimensions(info)
+        envs, total = prof.enumerate_profiles(dims, opts.max_profiles)
+        if total > len(envs):
+            findings.append(Finding(path, 1, 1, "profiles-capped", "warning",
+                                    f"{total} profiles, only the first {len(envs)} were checked (--max-profiles)"))
+    for env in envs:
+        for outcome in evaluate(script, env, unset, find_entry, ambient=opts.ambient, budget=opts.budget):
+            label = outcome.label
+            launches = []
+            for n in outcome.notes:
+                findings.append(n.in_profile(label))
+            for launch in outcome.launches:
+                spec = read_launch(launch)
+                config_name = _config_name(spec, cache)
+                launches.append(LaunchResult(spec.loc.line, spec.module, config_name,
+                                             [o.field.display for o in spec.overrides], spec))
+                for p in spec.problems:
+                    findings.append(p.in_profile(label))
+                if cache is not None:
+                    findings.extend(f.in_profile(label) for f in check_launch(spec, config_name, cache))
+            result.profiles.append(ProfileResult(label, outcome.status, launches))
+    result.findings = merge_findings(findings)
+    return result
+
+
+def _config_name(spec: LaunchSpec, cache: ConfigCache | None) -> str | None:
+    if spec.config_name:
+        return spec.config_name
+    if cache is None:
+        return None
+    return entry_config_name(cache.source, spec.module)[1]
+
+
+UNKNOWN_STANDIN = "unknown0"
+
+
+def check_launch(spec: LaunchSpec, config_name: str | None, cache: ConfigCache) -> list[Finding]:
+    if config_name is None:
+        return [Finding.at(spec.loc, "unknown-entry", "warning",
+                           f"{spec.module} is not a Hydra entry point of this verl; its arguments are not checked")]
+    if spec.config_path not in (None, "config", "./config", "config/"):
+        return [Finding.at(spec.loc, "config-path", "warning",
+                           f"--config-path={spec.config_path} is not verl's own config tree; overrides are not checked")]
+    if not os.path.isfile(os.path.join(cache.source.path, config_name + ".yaml")):
+        return [Finding.at(spec.loc, "config-name", "error",
+                           f"--config-name={config_name}: verl has no {config_name}.yaml in {cache.source.path}")]
+    texts, where = [], []
+    findings = []
+    for o in spec.overrides:
+        if not o.field.known:
+            key_part = o.field.pieces[0] if o.field.pieces else ""
+            if not isinstance(key_part, str) or "=" not in key_part and not key_part.startswith("~"):
+                findings.append(Finding.at(o.loc, "unknown-argument", "info",
+                                           f"argument '{o.text}' is not known statically; it is not checked"))
+                continue
+            text = "".join(p if isinstance(p, str) else UNKNOWN_STANDIN for p in o.field.pieces)
+        else:
+            text = o.text
+        texts.append(text)
+        where.append(o)
+    for p in check_overrides(cache, config_name, texts):
+        loc = where[p.index].loc if p.index is not None else spec.loc
+        message = p.message
+        if p.rule == "override-missing-key" and p.key:
+            hint = suggest(cache, config_name, p.key)
+            if hint:
+                message += f" (did you mean '{hint}'?)"
+        findings.append(Finding.at(loc, p.rule, "error", message, p.key))
+    return findings
+
+
+def suggest(cache: ConfigCache, config_name: str, key: str) -> str | None:
+    entry = cache.snapshots.get(f'["{config_name}", []]') or cache.snapshot(config_name, ())
+    node = entry.get("tree")
+    parts = key.split(".")
+    prefix = []
+    for k in parts[:-1]:
+        if isinstance(node, dict) and k in node and isinstance(node[k], dict):
+            node = node[k]
+            prefix.append(k)
+        else:
+            break
+    if not isinstance(node, dict):
+        return None
+    rest = parts[len(prefix)]
+    close = difflib.get_close_matches(rest, [k for k in node if isinstance(k, str)], n=1, cutoff=0.75)
+    if not close:
+        return None
+    return ".".join(prefix + [close[0]] + parts[len(prefix) + 1 :])
+
+
+def loc_of(path: str) -> Loc:
+    return Loc(path, 1, 1)

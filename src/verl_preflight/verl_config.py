@@ -1,0 +1,275 @@
+"""Find verl's config tree, compose it with Hydra once per group selection, cache it.
+
+The tree comes from `--verl-config DIR`, else `VERL_CONFIG_DIR`, else the
+installed `verl` package located with importlib's find_spec (never imported:
+importing verl pulls torch and Ray). A composition is turned into a plain JSON
+snapshot that the fast check in checks/config.py reads; snapshots and parsed
+overrides are cached across runs in a file keyed by the tree's content hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+
+CACHE_FORMAT = 3
+INSTALL_HINT = "pip install --no-deps verl==0.9.1"
+
+
+class ConfigTreeError(Exception):
+    """The tool cannot find or read a verl config tree (exit status 2)."""
+
+
+@dataclass
+class ConfigSource:
+    path: str
+    verl_version: str | None
+    package_root: str | None = None  # the verl package dir, to read entry points
+
+
+def locate(explicit: str | None) -> ConfigSource:
+    if explicit:
+        return _from_dir(explicit, "--verl-config")
+    env = os.environ.get("VERL_CONFIG_DIR")
+    if env:
+        return _from_dir(env, "VERL_CONFIG_DIR")
+    try:
+        spec = importlib.util.find_spec("verl")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigTreeError(
+            "no verl config tree: verl is not installed here. Install it without its heavy "
+            f"dependencies with `{INSTALL_HINT}`, or pass --verl-config DIR"
+        )
+    root = list(spec.submodule_search_locations)[0]
+    path = os.path.join(root, "trainer", "config")
+    if not os.path.isfile(os.path.join(path, "ppo_trainer.yaml")):
+        raise ConfigTreeError(f"verl at {root} has no trainer/config/ppo_trainer.yaml; `{INSTALL_HINT}`")
+    return ConfigSource(path, _installed_version(root), root)
+
+
+def _from_dir(path: str, origin: str) -> ConfigSource:
+    if not os.path.isdir(path):
+        raise ConfigTreeError(f"{origin}: {path} is not a directory")
+    if not os.path.isfile(os.path.join(path, "ppo_trainer.yaml")):
+        raise ConfigTreeError(f"{origin}: {path} has no ppo_trainer.yaml (expected verl/trainer/config)")
+    abspath = os.path.abspath(path)
+    package_root = os.path.dirname(os.path.dirname(abspath))
+    version = _version_file(package_root)
+    return ConfigSource(abspath, version, package_root)
+
+
+def _installed_version(root: str) -> str | None:
+    site = os.path.dirname(root)
+    for name in sorted(os.listdir(site)) if os.path.isdir(site) else []:
+        m = re.match(r"verl-([^-]+)\.dist-info$", name)
+        if m:
+            return m.group(1)
+    return _version_file(root)
+
+
+def _version_file(root: str) -> str | None:
+    p = os.path.join(root, "version", "version")
+    try:
+        with open(p, encoding="utf-8") as fh:
+            return fh.read().strip() or None
+    except OSError:
+        return None
+
+
+def tree_hash(path: str) -> str:
+    h = hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(path):
+        dirnames.sort()
+        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+        for name in sorted(filenames):
+            if not name.endswith((".yaml", ".yml")):
+                continue
+            full = os.path.join(dirpath, name)
+            h.update(os.path.relpath(full, path).encode() + b"\0")
+            with open(full, "rb") as fh:
+                h.update(fh.read())
+            h.update(b"\0")
+    return h.hexdigest()
+
+
+def entry_config_name(source: ConfigSource, module: str) -> tuple[str | None, str | None]:
+    """(config_path, config_name) of a verl module's @hydra.main, read from its source."""
+    if source.package_root is None or not module.startswith("verl."):
+        return None, None
+    rel = module.split(".")[1:]
+    candidates = [os.path.join(source.package_root, *rel) + ".py",
+                  os.path.join(source.package_root, *rel, "__main__.py")]
+    for c in candidates:
+        try:
+            with open(c, encoding="utf-8") as fh:
+                text = fh.read()
+        except OSError:
+            continue
+        m = re.search(r"@hydra\.main\(([^)]*)\)", text)
+        if not m:
+            return None, None
+        args = m.group(1)
+        name = re.search(r"config_name\s*=\s*['\"]([^'\"]+)['\"]", args)
+        cpath = re.search(r"config_path\s*=\s*['\"]([^'\"]+)['\"]", args)
+        return (cpath.group(1) if cpath else None), (name.group(1) if name else None)
+    return None, None
+
+
+# ---- composition --------------------------------------------------------
+
+
+def _hydra_versions() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = []
+    for dist in ("hydra-core", "omegaconf"):
+        try:
+            out.append(f"{dist}={version(dist)}")
+        except PackageNotFoundError:
+            out.append(f"{dist}=?")
+    return ",".join(out)
+
+
+def compose_raw(config_dir: str, config_name: str, group_overrides: list[str]):
+    """Real hydra.compose with the hydra node, struct mode on, as Hydra applies overrides."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from omegaconf import OmegaConf
+
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=config_dir, version_base=None):
+        cfg = compose(config_name=config_name, overrides=list(group_overrides), return_hydra_config=True)
+    OmegaConf.set_struct(cfg, True)
+    return cfg
+
+
+def snapshot_of(cfg) -> dict:
+    """Plain data for the fast check: dict/list/primitives; interpolations kept as text."""
+    from omegaconf import OmegaConf
+
+    return OmegaConf.to_container(cfg, resolve=False, throw_on_missing=False)
+
+
+def group_names(config_dir: str) -> list[str]:
+    """Every config group (folder) in the tree plus Hydra's own `hydra/...` groups."""
+    groups = set()
+    for dirpath, dirnames, filenames in os.walk(config_dir):
+        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+        rel = os.path.relpath(dirpath, config_dir)
+        if rel != "." and any(f.endswith((".yaml", ".yml")) for f in filenames):
+            groups.add(rel.replace(os.sep, "/"))
+    try:
+        import hydra
+
+        conf = os.path.join(os.path.dirname(hydra.__file__), "conf")
+        for dirpath, dirnames, filenames in os.walk(conf):
+            rel = os.path.relpath(dirpath, conf)
+            if rel != "." and any(f.endswith(".yaml") for f in filenames):
+                groups.add(rel.replace(os.sep, "/"))
+    except ImportError:
+        pass
+    return sorted(groups)
+
+
+@dataclass
+class ConfigCache:
+    """Snapshots and parsed overrides for one config tree, kept in memory and on disk."""
+
+    source: ConfigSource
+    use_disk: bool = True
+    digest: str = ""
+    snapshots: dict = field(default_factory=dict)
+    parsed: dict = field(default_factory=dict)
+    groups: list | None = None
+    dirty: bool = False
+    raw: dict = field(default_factory=dict)  # composed OmegaConf objects, this run only
+
+    def __post_init__(self):
+        self.digest = tree_hash(self.source.path)
+        if self.use_disk:
+            self._load()
+        if self.groups is None:
+            self.groups = group_names(self.source.path)
+            self.dirty = True
+
+    # ---- disk -----------------------------------------------------------
+    def file(self) -> str:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        return os.path.join(base, "verl-preflight", f"{self.digest[:32]}.json")
+
+    def _load(self) -> None:
+        try:
+            with open(self.file(), encoding="utf-8") as fh:
+                data = json.load(fh)
+        except (OSError, ValueError, UnicodeDecodeError):
+            return
+        if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT:
+            return
+        if data.get("tree") != self.digest or data.get("hydra") != _hydra_versions():
+            return
+        snaps, parsed, groups = data.get("snapshots"), data.get("parsed"), data.get("groups")
+        if not isinstance(snaps, dict) or not isinstance(parsed, dict) or not isinstance(groups, list):
+            return
+        if data.get("check") != _checksum(snaps, parsed, groups):
+            return
+        self.snapshots, self.parsed, self.groups = snaps, parsed, groups
+
+    def save(self) -> None:
+        if not self.use_disk or not self.dirty:
+            return
+        path = self.file()
+        data = {"format": CACHE_FORMAT, "tree": self.digest, "hydra": _hydra_versions(),
+                "snapshots": self.snapshots, "parsed": self.parsed, "groups": self.groups,
+                "check": _checksum(self.snapshots, self.parsed, self.groups)}
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-", suffix=".json")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(data, fh, separators=(",", ":"))
+            os.replace(tmp, path)
+        except OSError:
+            return
+        self.dirty = False
+
+    # ---- compositions ---------------------------------------------------
+    def snapshot(self, config_name: str, group_overrides: tuple) -> dict:
+        """{"tree": data} or {"error": message, "override": input line or None}."""
+        key = json.dumps([config_name, list(group_overrides)])
+        hit = self.snapshots.get(key)
+        if hit is not None:
+            return hit
+        try:
+            cfg = self.composed(config_name, group_overrides)
+            entry = {"tree": snapshot_of(cfg)}
+        except Exception as err:  # Hydra's composition errors, whatever their class
+            entry = {"error": _one_paragraph(str(err)), "kind": type(err).__name__}
+        self.snapshots[key] = entry
+        self.dirty = True
+        return entry
+
+    def composed(self, config_name: str, group_overrides: tuple):
+        key = (config_name, tuple(group_overrides))
+        if key not in self.raw:
+            self.raw[key] = compose_raw(self.source.path, config_name, list(group_overrides))
+        return self.raw[key]
+
+
+def _checksum(*parts) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _one_paragraph(text: str) -> str:
+    lines = [ln.strip() for ln in text.strip().splitlines()]
+    out = []
+    for ln in lines:
+        if not ln or ln.startswith("Config search path") or ln.startswith("provider="):
+            break
+        out.append(ln)
+    return " ".join(out)
