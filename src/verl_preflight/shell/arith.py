@@ -161,11 +161,7 @@ class Arithmetic:
             operand = node.children[-1]
             if op in ("++", "--"):
                 return self._increment(operand, 1 if op == "++" else -1, prefix=True)
-            v = self.eval(operand)
-            if v is None:
-                return None
-            return {"-": lambda x: wrap(-x), "+": lambda x: x, "!": lambda x: int(not x),
-                    "~": lambda x: wrap(~x)}.get(op, lambda x: None)(v)
+            return self._prefix(op, operand)
         if t == "postfix_expression":
             op = self.text_of(node.children[-1])
             return self._increment(node.children[0], 1 if op == "++" else -1, prefix=False)
@@ -175,6 +171,20 @@ class Arithmetic:
             text = self.expand_text(node)
             return None if text is None else self.value_of_text(text)
         raise ArithError(f"unsupported arithmetic: {self.text_of(node)[:30]}")
+
+    def _prefix(self, op: str, operand) -> int | None:
+        """A prefix operator. tree-sitter-bash binds it too loosely (`-7 / 2 + 5`
+        comes back as `-(7 / 2 + 5)`); bash binds it to the leftmost operand."""
+        if operand.type == "binary_expression":
+            bin_op = operand.child_by_field_name("operator")
+            if bin_op is not None and self.text_of(bin_op) not in _ASSIGN_OPS:
+                left = self._prefix(op, operand.child_by_field_name("left"))
+                return self._binary(operand, left_value=left)
+        v = self.eval(operand)
+        if v is None:
+            return None
+        return {"-": lambda x: wrap(-x), "+": lambda x: x, "!": lambda x: int(not x),
+                "~": lambda x: wrap(~x)}.get(op, lambda x: None)(v)
 
     def _name(self, node) -> str | None:
         text = self.text_of(node).strip()
@@ -192,7 +202,7 @@ class Arithmetic:
         self.env.set(name, new)
         return new if prefix else old
 
-    def _binary(self, node) -> int | None:
+    def _binary(self, node, left_value=False) -> int | None:
         left = node.child_by_field_name("left")
         right = node.child_by_field_name("right")
         op_node = node.child_by_field_name("operator")
@@ -209,22 +219,25 @@ class Arithmetic:
                 value = None if cur is None or rhs is None else apply_binary(op[:-1], cur, rhs)
             self.env.set(name, value)
             return value
+        def lhs():
+            return self.eval(left) if left_value is False else left_value
+
         if op == "&&":
-            a = self.eval(left)
+            a = lhs()
             if a == 0:
                 return 0
             b = self.eval(right)
             return None if a is None or b is None else int(bool(b))
         if op == "||":
-            a = self.eval(left)
+            a = lhs()
             if a is not None and a != 0:
                 return 1
             b = self.eval(right)
             return None if a is None or b is None else int(bool(b))
         if op == ",":
-            self.eval(left)
+            lhs()
             return self.eval(right)
-        a = self.eval(left)
+        a = lhs()
         b = self.eval(right)
         if a is None or b is None:
             return None

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from ..findings import Finding
 from . import conditions as cond
-from .expand import ShellExit, WordExpander
+from .expand import ShellExit, WordExpander, word_groups
 from .parse import Script, parse_script
 from .state import Budget, State, Var, elements_of, scalar_of
 from .words import Field, Loc, Unknown, join_field, split_fields
@@ -48,7 +48,7 @@ class Outcome:
 
     @property
     def label(self) -> dict:
-        out = dict(self.env)
+        out = {k: v for k, v in self.env.items() if v is not None}
         for k, v in self.assumptions:
             out[k] = v
         return out
@@ -587,7 +587,20 @@ class Interpreter(WordExpander):
             if op == "||":
                 a = self._dbl(left, st)
                 return True if a is True else cond._or(a, self._dbl(right, st))
-            lhs = self.expand_one(left, st)
+            if left.type == "unary_expression" and left.children and self.script.text(left.children[0]) == "!":
+                # tree-sitter reads `! $A == b` as `(! $A) == b`; bash negates the comparison.
+                inner = _Reassoc(left.children[-1], op, right)
+                return cond._not(self._compare_nodes(inner.left, op, right, st))
+            return self._compare_nodes(left, op, right, st)
+        if t == "negated_expression" or (node.children and self.script.text(node.children[0]) == "!"):
+            inner = [c for c in node.named_children]
+            return cond._not(self._dbl(inner[-1], st)) if inner else True
+        value = self.expand_one(node, st)
+        return None if not value.known else value.value != ""
+
+    def _compare_nodes(self, left, op, right, st):
+        lhs = self.expand_one(left, st)
+        if True:
             if op in ("==", "=", "!="):
                 rx = self.expand_pattern(right, st)
                 if rx is None:
@@ -596,11 +609,6 @@ class Interpreter(WordExpander):
             if op == "=~":
                 return cond.regex_match(lhs, self.expand_one(right, st))
             return cond.compare(op, lhs, self.expand_one(right, st))
-        if t == "negated_expression" or (node.children and self.script.text(node.children[0]) == "!"):
-            inner = [c for c in node.named_children]
-            return cond._not(self._dbl(inner[-1], st)) if inner else True
-        value = self.expand_one(node, st)
-        return None if not value.known else value.value != ""
 
     # ---- assignments --------------------------------------------------
     def x_variable_assignment(self, node, st, depth, in_cond):
@@ -615,7 +623,8 @@ class Interpreter(WordExpander):
         st.status = 0
         return [st]
 
-    def assign_node(self, node, st: State, local: bool = False, attrs: dict | None = None) -> None:
+    def assign_node(self, node, st: State, local: bool = False, attrs: dict | None = None,
+                    extra=()) -> None:
         name_node = node.child_by_field_name("name")
         value_node = node.child_by_field_name("value")
         append = any(c.type == "+=" for c in node.children)
@@ -646,7 +655,7 @@ class Interpreter(WordExpander):
             else:
                 st.set_var(name, tuple(elements), **(attrs or {}))
             return
-        value = self.expand_one(value_node, st) if value_node is not None else Field((), loc)
+        value = self.expand_one(value_node, st, extra) if value_node is not None else Field((), loc)
         if value_node is not None and value.loc is None:
             value = Field(value.pieces, self.script.loc(value_node))
         if value_node is None:
@@ -761,9 +770,10 @@ class Interpreter(WordExpander):
         if keyword == "readonly" or "r" in flags:
             attrs["readonly"] = True
         local = keyword == "local" or (keyword in ("declare", "typeset") and st.locals_stack and "g" not in flags)
-        for c in node.children[1:]:
+        for group in word_groups(node.children[1:]):
+            c = group[0]
             if c.type == "variable_assignment":
-                self.assign_node(c, st, local=local, attrs=attrs)
+                self.assign_node(c, st, local=local, attrs=attrs, extra=group[1:])
             elif c.type == "variable_name" or (c.type == "word" and self.script.text(c)[:1] not in "-+"):
                 name = self.script.text(c)
                 if "f" in flags:
@@ -836,19 +846,27 @@ class Interpreter(WordExpander):
 
     # ---- commands -----------------------------------------------------
     def x_command(self, node, st, depth, in_cond):
-        name_node = node.child_by_field_name("name")
-        assigns = [c for c in node.children if c.type == "variable_assignment"]
-        arg_nodes = [c for c in node.children if node.field_name_for_child(_child_index(node, c)) == "argument"]
-        has_name = name_node is not None and name_node.end_byte > name_node.start_byte
-        if not has_name:
-            for a in assigns:
-                self.assign_node(a, st)
-            st.status = 0
-            return [st]
-        argv = self.expand_args([name_node] + arg_nodes, st)
+        flat = []
+        for c in node.children:
+            if c.type in _REDIRECTS or c.type == "comment" or c.end_byte == c.start_byte:
+                continue
+            if c.type == "command_name":
+                flat.extend(x for x in c.children if x.end_byte > x.start_byte)
+            else:
+                flat.append(c)
+        assigns, words = [], []
+        for group in word_groups(flat):
+            if not words and group[0].type == "variable_assignment":
+                assigns.append(group)
+            else:
+                words.append(group)
+        ifs = self.ifs(st)
+        argv = []
+        for group in words:
+            argv.extend(split_fields(self.group_chunks(group, st), ifs, self.script.loc(group[0])))
         if not argv:
-            for a in assigns:
-                self.assign_node(a, st)
+            for group in assigns:
+                self.assign_node(group[0], st, extra=group[1:])
             st.status = 0
             return [st]
         return self.run_command(node, argv, st, depth)
@@ -1177,7 +1195,13 @@ _BUILTINS = {
     "getopts": Interpreter.b_getopts,
 }
 
+_REDIRECTS = {"file_redirect", "heredoc_redirect", "herestring_redirect"}
 _ERREXIT_TYPES = {"command", "pipeline", "subshell", "redirected_statement", "test_command", "compound_statement"}
+
+
+class _Reassoc:
+    def __init__(self, left, op, right):
+        self.left, self.op, self.right = left, op, right
 
 
 def _child_index(parent, child) -> int:

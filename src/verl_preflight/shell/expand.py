@@ -8,6 +8,8 @@ that say where they came from.
 
 from __future__ import annotations
 
+import re
+
 from .arith import ArithError, Arithmetic
 from .state import State, elements_of, scalar_of
 from .words import (
@@ -108,6 +110,20 @@ def decode_ansi_c(body: str) -> str:
     return "".join(out)
 
 
+_NAME_PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]|[@*#?$!-]")
+
+
+def word_groups(nodes) -> list[list]:
+    """Group sibling nodes into bash words: nodes with no gap between them are one word."""
+    groups: list[list] = []
+    for node in nodes:
+        if groups and groups[-1][-1].end_byte == node.start_byte:
+            groups[-1].append(node)
+        else:
+            groups.append([node])
+    return groups
+
+
 class WordExpander:
     """Expansion methods; the interpreter provides script, ctx and lookups."""
 
@@ -116,13 +132,62 @@ class WordExpander:
         """Full expansion of command words, with field splitting."""
         out: list[Field] = []
         ifs = self.ifs(st)
-        for node in nodes:
-            out.extend(split_fields(self.chunks(node, st, False), ifs, self.script.loc(node)))
+        for group in word_groups(nodes):
+            out.extend(split_fields(self.group_chunks(group, st), ifs, self.script.loc(group[0])))
         return out
 
-    def expand_one(self, node, st: State) -> Field:
+    def group_chunks(self, group, st: State, quoted: bool = False) -> list:
+        """Chunks of one bash word that tree-sitter may have cut into adjacent nodes.
+
+        tree-sitter-bash splits some words (`${A}/$B/c` becomes `${A}/`, `$`,
+        `B/c`); bash sees one word, so adjacent nodes are joined and a lone `$`
+        followed by a name is read as `$NAME`.
+        """
+        parts = []
+        for node in group:
+            if node.type == "concatenation":
+                parts.extend(self._parts_with_gaps(node))
+            else:
+                parts.append(node)
+        out = []
+        i = 0
+        while i < len(parts):
+            part = parts[i]
+            if isinstance(part, str):
+                out.append(Chunk(part, quoted, True, self.script.loc(group[0])))
+                i += 1
+                continue
+            if part.type == "$" and i + 1 < len(parts) and not isinstance(parts[i + 1], str) \
+                    and parts[i + 1].type in ("word", "number") and parts[i + 1].start_byte == part.end_byte:
+                text = self.script.text(parts[i + 1])
+                m = _NAME_PREFIX.match(text)
+                if m:
+                    loc = self.script.loc(part)
+                    out.extend(self._value_chunks(self.param_scalar(m.group(0), st, loc), quoted, loc))
+                    rest, _ = unescape_unquoted(text[m.end():])
+                    if rest:
+                        out.append(Chunk(rest, quoted, True, loc))
+                    i += 2
+                    continue
+            out.extend(self.chunks(part, st, quoted))
+            i += 1
+        return out
+
+    def _parts_with_gaps(self, node) -> list:
+        parts = []
+        pos = node.start_byte
+        for child in node.children:
+            if child.start_byte > pos:
+                parts.append(self.script.source[pos : child.start_byte].decode("utf-8", "replace"))
+            parts.append(child)
+            pos = child.end_byte
+        if pos < node.end_byte:
+            parts.append(self.script.source[pos : node.end_byte].decode("utf-8", "replace"))
+        return parts
+
+    def expand_one(self, node, st: State, extra=()) -> Field:
         """Expansion without splitting (assignment values, case subjects, [[ ]])."""
-        return join_field(self.chunks(node, st, False), self.script.loc(node))
+        return join_field(self.group_chunks([node, *extra], st), self.script.loc(node))
 
     def expand_pattern(self, node, st: State):
         return pattern_regex(self.chunks(node, st, False))
@@ -240,7 +305,7 @@ class WordExpander:
         return out
 
     def _concat(self, node, st: State, quoted: bool, loc) -> list:
-        return self._gaps(node, st, quoted, loc, None)
+        return self.group_chunks([node], st, quoted)
 
     def _is_all_elements(self, node) -> bool:
         """`$@`, `${X[@]}` (and `${X[@]...}`): expansions that yield one field per element."""

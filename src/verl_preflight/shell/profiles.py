@@ -201,6 +201,8 @@ def dimensions(info: Scan) -> list[Dimension]:
         for v in literals:
             if v not in values:
                 values.append(v)
+        if default is None and len(values) == 1:
+            values.insert(0, None)  # unset: the script's own (unknown) default applies
         if len(values) >= 2:
             dims.append(Dimension(name, values))
     return dims

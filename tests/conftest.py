@@ -1,0 +1,32 @@
+"""Shared test fixtures: the repository root, verl's config tree, a config cache."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "src"))
+
+from verl_preflight.verl_config import ConfigCache, locate  # noqa: E402
+
+FIXTURES = os.path.join(ROOT, "tests", "fixtures")
+SHARED = os.path.join(os.path.dirname(ROOT), "shared")
+
+
+@pytest.fixture(scope="session")
+def config_source():
+    return locate(None)
+
+
+@pytest.fixture(scope="session")
+def config_cache(config_source):
+    return ConfigCache(config_source, use_disk=False)
+
+
+@pytest.fixture(autouse=True)
+def _private_cache_dir(tmp_path_factory, monkeypatch):
+    """Tests never touch the user's cache."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "xdg-cache"))
