@@ -158,24 +158,39 @@ def snapshot_of(cfg) -> dict:
 
 
 def group_names(config_dir: str) -> list[str]:
-    """Every config group (folder) in the tree plus Hydra's own `hydra/...` groups."""
-    groups = set()
-    for dirpath, dirnames, filenames in os.walk(config_dir):
-        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
-        rel = os.path.relpath(dirpath, config_dir)
-        if rel != "." and any(f.endswith((".yaml", ".yml")) for f in filenames):
-            groups.add(rel.replace(os.sep, "/"))
-    try:
-        import hydra
+    """Every name Hydra's repository calls a config group ("" and `hydra` included).
 
-        conf = os.path.join(os.path.dirname(hydra.__file__), "conf")
-        for dirpath, dirnames, filenames in os.walk(conf):
-            rel = os.path.relpath(dirpath, conf)
-            if rel != "." and any(f.endswith(".yaml") for f in filenames):
-                groups.add(rel.replace(os.sep, "/"))
-    except ImportError:
-        pass
-    return sorted(groups)
+    Candidates are the folders of the tree, of Hydra's own conf and of Hydra's
+    ConfigStore; Hydra's `group_exists` decides, so the classification of an
+    override as a group selection is Hydra's own.
+    """
+    from hydra._internal.config_repository import ConfigRepository
+    from hydra._internal.utils import create_config_search_path
+    from hydra.core.config_store import ConfigStore
+    from hydra.core.plugins import Plugins
+
+    import hydra
+
+    Plugins.instance()  # registers hydra/launcher, hydra/sweeper, ... as a launch would
+
+    candidates = {""}
+    for top in (config_dir, os.path.join(os.path.dirname(hydra.__file__), "conf")):
+        for dirpath, dirnames, _ in os.walk(top):
+            dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+            rel = os.path.relpath(dirpath, top)
+            if rel != ".":
+                candidates.add(rel.replace(os.sep, "/"))
+
+    def store_groups(node: dict, prefix: str) -> None:
+        for name, child in node.items():
+            if isinstance(child, dict):
+                path = f"{prefix}/{name}" if prefix else name
+                candidates.add(path)
+                store_groups(child, path)
+
+    store_groups(ConfigStore.instance().repo, "")
+    repo = ConfigRepository(config_search_path=create_config_search_path(config_dir))
+    return sorted(c for c in candidates if repo.group_exists(c))
 
 
 @dataclass

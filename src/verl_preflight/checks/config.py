@@ -59,6 +59,8 @@ def check_overrides(cache, config_name: str, overrides: list[str]) -> list[Probl
     snap = cache.snapshot(config_name, group_lines)
     if "error" in snap:
         culprit = _group_culprit(snap["error"], [(i, records[i]) for i in group_idx])
+        if culprit is None:
+            culprit = _first_failing_prefix(cache, config_name, overrides, group_idx)
         key = records[culprit]["key"] if culprit is not None else None
         return [Problem(culprit, "config-group", key, snap["error"])]
     value_idx = [i for i, r in enumerate(records) if i not in set(group_idx) and not r["sweep"]]
@@ -70,10 +72,21 @@ def check_overrides(cache, config_name: str, overrides: list[str]) -> list[Probl
 
 
 def _group_culprit(message: str, group_recs) -> int | None:
+    """Which group selection Hydra's composition error is about."""
     for i, rec in group_recs:
-        if f"'{rec['key']}/" in message or f"'{rec['key']}'" in message or rec["key"] in message:
+        if rec["line"] in message:
             return i
-    return group_recs[0][0] if group_recs else None
+    for i, rec in group_recs:
+        if f"'{rec['key']}/" in message or f"'{rec['key']}'" in message or f" {rec['key']}." in message:
+            return i
+    return None
+
+
+def _first_failing_prefix(cache, config_name, overrides, group_idx) -> int | None:
+    for n in range(1, len(group_idx) + 1):
+        if "error" in cache.snapshot(config_name, tuple(overrides[i] for i in group_idx[:n])):
+            return group_idx[n - 1]
+    return None
 
 
 # ---- the fast path -------------------------------------------------------
@@ -106,6 +119,8 @@ class FastApply:
         if key.startswith("hydra.") or key == "hydra" or "[" in key or not rec.get("plain", True):
             raise Fallback
         parts = key.split(".")
+        if "" in parts:
+            raise Fallback
         kind = rec["kind"]
         value = rec["value"]
         line = rec["line"]
