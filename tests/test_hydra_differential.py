@@ -22,7 +22,7 @@ import random
 import pytest
 
 from verl_preflight.checks.config import check_overrides
-from verl_preflight.verl_config import compose_raw
+from verl_preflight.verl_config import ConfigCache, compose_raw
 
 N_LISTS = 2100
 N_COMPOSE_SAMPLE = 60
@@ -278,6 +278,7 @@ def test_fast_path_and_exact_path_are_both_used(corpus, config_cache, monkeypatc
         return real(*args)
 
     monkeypatch.setattr(cfgcheck, "slow_apply", counting)
+    fresh = ConfigCache(config_cache.source, use_disk=False)
     for name, overrides in corpus[:400]:
-        check_overrides(config_cache, name, overrides)
+        check_overrides(fresh, name, overrides)
     assert 0 < calls["slow"] < 300

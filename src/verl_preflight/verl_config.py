@@ -202,6 +202,7 @@ class ConfigCache:
     digest: str = ""
     snapshots: dict = field(default_factory=dict)
     parsed: dict = field(default_factory=dict)
+    verdicts: dict = field(default_factory=dict)  # exact-path results, by override list
     groups: list | None = None
     dirty: bool = False
     raw: dict = field(default_factory=dict)  # composed OmegaConf objects, this run only
@@ -230,11 +231,12 @@ class ConfigCache:
         if data.get("tree") != self.digest or data.get("hydra") != _hydra_versions():
             return
         snaps, parsed, groups = data.get("snapshots"), data.get("parsed"), data.get("groups")
-        if not isinstance(snaps, dict) or not isinstance(parsed, dict) or not isinstance(groups, list):
+        verdicts = data.get("verdicts")
+        if not all(isinstance(x, dict) for x in (snaps, parsed, verdicts)) or not isinstance(groups, list):
             return
-        if data.get("check") != _checksum(snaps, parsed, groups):
+        if data.get("check") != _checksum(snaps, parsed, groups, verdicts):
             return
-        self.snapshots, self.parsed, self.groups = snaps, parsed, groups
+        self.snapshots, self.parsed, self.groups, self.verdicts = snaps, parsed, groups, verdicts
 
     def save(self) -> None:
         if not self.use_disk or not self.dirty:
@@ -242,7 +244,8 @@ class ConfigCache:
         path = self.file()
         data = {"format": CACHE_FORMAT, "tree": self.digest, "hydra": _hydra_versions(),
                 "snapshots": self.snapshots, "parsed": self.parsed, "groups": self.groups,
-                "check": _checksum(self.snapshots, self.parsed, self.groups)}
+                "verdicts": self.verdicts,
+                "check": _checksum(self.snapshots, self.parsed, self.groups, self.verdicts)}
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-", suffix=".json")

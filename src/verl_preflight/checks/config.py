@@ -14,6 +14,7 @@ Every problem is reported, in Hydra's order; the first is the one Hydra raises.
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import dataclass
 
 from .overrides import parse_all
@@ -67,8 +68,16 @@ def check_overrides(cache, config_name: str, overrides: list[str]) -> list[Probl
     try:
         return FastApply(snap["tree"]).run([(i, records[i]) for i in value_idx])
     except Fallback:
-        return slow_apply(cache.composed(config_name, group_lines),
-                          [(i, overrides[i]) for i in value_idx])
+        pass
+    memo_key = json.dumps([config_name, list(group_lines), [overrides[i] for i in value_idx]])
+    memo = cache.verdicts.get(memo_key)
+    if memo is None:
+        found = slow_apply(cache.composed(config_name, group_lines), list(enumerate(value_idx)),
+                           [overrides[i] for i in value_idx])
+        memo = [[p.index, p.rule, p.key, p.message] for p in found]
+        cache.verdicts[memo_key] = memo
+        cache.dirty = True
+    return [Problem(value_idx[i], rule, key, message) for i, rule, key, message in memo]
 
 
 def _group_culprit(message: str, group_recs) -> int | None:
@@ -134,10 +143,11 @@ class FastApply:
             parent = self.owned_path(parts[:-1], create=False)
             del parent[parts[-1]]
             return None
-        if rec["value_kind"] != "primitive":
+        if rec["value_kind"] not in ("primitive", "list"):
             raise Fallback
         if kind == "add":
-            if self.select(parts) is not None:
+            # Hydra lets `+` merge a list (or dict) value over an existing item.
+            if rec["value_kind"] == "primitive" and self.select(parts) is not None:
                 return "override-append-existing", (
                     f"Could not append to config. An item is already at '{key}'. "
                     f"Either remove + prefix: '{line[1:]}' or use '+{line}' to add or override")
@@ -204,8 +214,8 @@ class FastApply:
         if last not in node and not force_add:
             return self._missing(key, line)
         existing = node.get(last)
-        if isinstance(existing, (dict, list)):
-            raise Fallback
+        if isinstance(existing, dict):
+            raise Fallback  # OmegaConf merges into a dict node: leave it to Hydra
         parent = self.owned_path(parts[:-1], create=True)
         parent[last] = value
         return None
@@ -219,8 +229,11 @@ class FastApply:
 # ---- the exact path ------------------------------------------------------
 
 
-def slow_apply(composed, items) -> list[Problem]:
-    """Apply overrides one by one with Hydra's own code on a copy of the composition."""
+def slow_apply(composed, positions, texts) -> list[Problem]:
+    """Apply overrides one by one with Hydra's own code on a copy of the composition.
+
+    `positions` pairs each text's position in `texts` with its index in the launch;
+    the returned problems carry the position in `texts`."""
     from hydra._internal.config_loader_impl import ConfigLoaderImpl
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
@@ -229,7 +242,7 @@ def slow_apply(composed, items) -> list[Problem]:
     cfg = copy.deepcopy(composed)
     parser = OverridesParser.create()
     problems = []
-    for i, text in items:
+    for (i, _), text in zip(positions, texts):
         override = parser.parse_override(text)
         try:
             ConfigLoaderImpl._apply_overrides_to_config([override], cfg)
