@@ -468,55 +468,75 @@ class Interpreter(WordExpander):
         subject_node = node.child_by_field_name("value")
         subject = self.expand_one(subject_node, st)
         items = [c for c in node.named_children if c.type == "case_item"]
-        label = self._subject_label(subject_node)
-        return self._case_from(items, 0, subject, label, st, depth)
+        var = self._subject_var(subject_node)
+        label = var or self.condition_label(subject_node)
+        return self._case_from(items, 0, subject, label, var, st, depth)
 
-    def _subject_label(self, node) -> str:
+    def _subject_var(self, node) -> str | None:
+        """NAME when the case subject is `$NAME` / `${NAME}` (quoted or not)."""
         text = self.script.text(node).strip('"')
         for prefix, suffix in (("${", "}"), ("$", "")):
             if text.startswith(prefix) and text.endswith(suffix):
                 name = text[len(prefix) : len(text) - len(suffix)]
-                if name.replace("_", "a").isalnum():
+                if name and name.replace("_", "a").isalnum() and not name[0].isdigit():
                     return name
-        return self.condition_label(node)
+        return None
 
-    def _case_from(self, items, start, subject: Field, label, st, depth):
+    def _case_from(self, items, start, subject: Field, label, var, st, depth):
+        """Match arms in order. On an unknown subject each literal arm is a fork in
+        which the variable takes that literal; the path on which no literal matched
+        remembers the literals it excluded."""
         out = []
         for i in range(start, len(items)):
             item = items[i]
             patterns = [c for c in item.children if item.field_name_for_child(_child_index(item, c)) == "value"]
-            verdict = False
-            literal = None
+            matched = False
+            maybe = []
             for p in patterns:
                 rx = self.expand_pattern(p, st)
-                if rx is None:
-                    verdict = None
-                    continue
-                if subject.known:
+                if subject.known and rx is not None:
                     if rx.fullmatch(subject.value):
-                        verdict = True
+                        matched = True
                         break
-                else:
-                    if rx.pattern in (".*",):
-                        verdict = True
-                        break
-                    verdict = None
-                    literal = self.script.text(p)
-            if verdict is True:
-                if not subject.known and not st.assumptions or not subject.known:
-                    already = any(k == label for k, _ in st.assumptions)
-                    if not already:
-                        st.assume(label, "<other>" if literal is None and start < i else literal or "<other>")
-                out.extend(self._case_body(items, i, subject, label, st, depth))
-                return out
-            if verdict is None:
-                taken = st.fork().assume(label, literal or self.script.text(patterns[0]) if patterns else "?")
+                    continue
+                if rx is not None and rx.pattern == ".*":
+                    matched = True
+                    break
+                literal = self._literal_pattern(p)
+                if literal is not None and literal in st.excluded.get(var, ()):
+                    continue
+                maybe.append((literal, self.script.text(p)))
+            if matched:
+                if not subject.known:
+                    self._assume_once(st, label, "<other>")
+                return out + self._case_body(items, i, subject, label, st, depth)
+            for literal, text in maybe:
+                taken = st.fork()
+                if var and literal is not None:
+                    self.assign_scalar(taken, var, Field.of(literal), None)
+                self._assume_once(taken, label, literal if literal is not None else text)
                 out.extend(self._case_body(items, i, subject, label, taken, depth))
+            if var and maybe:
+                st.excluded = {**st.excluded, var: st.excluded.get(var, frozenset()) | {
+                    lit for lit, _ in maybe if lit is not None}}
         st.status = 0
-        if not any(k == label for k, _ in st.assumptions) and not subject.known:
-            st.assume(label, "<other>")
+        if not subject.known:
+            self._assume_once(st, label, "<other>")
         out.append(st)
         return out
+
+    def _literal_pattern(self, node) -> str | None:
+        text = self.script.text(node)
+        if node.type in ("word", "extglob_pattern", "number") and not any(c in text for c in "*?[]\\$`"):
+            return text
+        if node.type == "raw_string":
+            return text[1:-1]
+        return None
+
+    @staticmethod
+    def _assume_once(st: State, label: str, value: str) -> None:
+        if not any(k == label for k, _ in st.assumptions):
+            st.assume(label, value)
 
     def _case_body(self, items, i, subject, label, st, depth):
         item = items[i]
@@ -529,7 +549,7 @@ class Interpreter(WordExpander):
         if term_text == ";&" and i + 1 < len(items):
             return [r for s in states for r in (self._case_body(items, i + 1, subject, label, s, depth) if not s.flow else [s])]
         if term_text == ";;&" and i + 1 < len(items):
-            return [r for s in states for r in (self._case_from(items, i + 1, subject, label, s, depth) if not s.flow else [s])]
+            return [r for s in states for r in (self._case_from(items, i + 1, subject, label, None, s, depth) if not s.flow else [s])]
         return states
 
     def x_test_command(self, node, st, depth, in_cond):

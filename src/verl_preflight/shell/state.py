@@ -48,6 +48,7 @@ class State:
     locals_stack: list = field(default_factory=list)
     call_depth: int = 0
     source_depth: int = 0
+    excluded: dict = field(default_factory=dict)  # variable -> literals ruled out on this path
 
     def fork(self) -> "State":
         return State(
@@ -66,6 +67,7 @@ class State:
             locals_stack=[dict(frame) for frame in self.locals_stack],
             call_depth=self.call_depth,
             source_depth=self.source_depth,
+            excluded=self.excluded,
         )
 
     def assume(self, label: str, value: str) -> "State":

@@ -1,0 +1,236 @@
+"""The command line: exit codes, text and JSON output, render, profiles, cache."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+from verl_preflight.cli import main
+
+EXAMPLES = os.path.join(ROOT, "examples")
+Q35 = os.path.join(EXAMPLES, "grpo_trainer", "run_qwen3_5_35b_megatron.sh")
+TOOL = os.path.join(ROOT, "tools", "validate_scripts.py")
+GDN = ("use_ascend_gdn", "use_triton_gdn")
+
+
+def run(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+BAD = """\
+#!/usr/bin/env bash
+set -euo pipefail
+ACTOR=(
+    actor_rollout_ref.actor.optim.lr=1e-6
+    actor_rollout_ref.actor.megatron.override_transformer_config.use_flash_attn=True
+)
+python3 -m verl.trainer.main_ppo model_engine=megatron "${ACTOR[@]}" trainer.total_epoch=2 "$@"
+"""
+
+
+def test_examples_are_clean_in_every_profile(capsys):
+    code, out, err = run(capsys, "--format", "json", EXAMPLES)
+    assert code == 0, out + err
+    doc = json.loads(out)
+    assert doc["version"] == 1
+    assert doc["config_source"]["verl_version"] == "0.9.1"
+    assert doc["findings"] == []
+    scripts = {os.path.relpath(s["path"], ROOT): s for s in doc["scripts"]}
+    assert len(scripts) == 5
+    for rel, script in scripts.items():
+        for prof in script["profiles"]:
+            assert prof["status"] == "launches", (rel, prof["env"])
+            assert all(la["module"] == "verl.trainer.main_ppo" for la in prof["launches"])
+    for name in ("run_qwen3_5_35b_megatron.sh", "run_qwen3_5_122b_a10b_megatron.sh",
+                 "run_qwen3_5_397b_megatron.sh"):
+        profiles = scripts[f"examples/grpo_trainer/{name}"]["profiles"]
+        envs = [p["env"] for p in profiles]
+        for env in ({"DEVICE": "gpu", "USE_MINDSPEED_BRIDGE": "False"},
+                    {"DEVICE": "npu", "USE_MINDSPEED_BRIDGE": "False"},
+                    {"DEVICE": "npu", "USE_MINDSPEED_BRIDGE": "True"}):
+            assert env in envs, (name, envs)
+        for p in profiles:
+            overrides = p["launches"][0]["overrides"]
+            has_gdn = any(flag in o for o in overrides for flag in GDN)
+            assert has_gdn == (p["env"] == {"DEVICE": "npu", "USE_MINDSPEED_BRIDGE": "True"}), (name, p["env"])
+            assert overrides[-1] != "", "the user's \"$@\" expands to nothing"
+
+
+def test_text_findings_are_gcc_style_with_locations(tmp_path, capsys):
+    path = write(tmp_path, "bad.sh", BAD)
+    code, out, _ = run(capsys, path)
+    assert code == 1
+    lines = out.strip().splitlines()
+    pattern = re.compile(r"^(.+):(\d+):(\d+): (error|warning|info): (.+) \[([a-z-]+)\]( \(profiles: .+\))?$")
+    parsed = [pattern.match(line) for line in lines[:-1]]
+    assert all(parsed), lines
+    by_rule = {(m.group(6), int(m.group(2)), int(m.group(3))) for m in parsed}
+    # the key arrives through an array built three lines above the launch
+    assert ("override-missing-key", 5, 5) in by_rule
+    assert ("override-missing-key", 7, 70) in by_rule
+    assert "did you mean 'trainer.total_epochs'" in out
+    assert re.match(r"^1 script, 1 profile: 2 errors, 0 warnings \(\d+\.\d+s\)$", lines[-1])
+
+
+def test_json_finding_shape(tmp_path, capsys):
+    path = write(tmp_path, "bad.sh", BAD)
+    code, out, _ = run(capsys, "--format", "json", path)
+    assert code == 1
+    doc = json.loads(out)
+    f = doc["findings"][0]
+    assert set(f) == {"path", "line", "column", "rule", "severity", "message", "key", "profiles"}
+    assert f["key"] == "actor_rollout_ref.actor.megatron.override_transformer_config.use_flash_attn"
+    assert f["profiles"] == [{}]
+    launch = doc["scripts"][0]["profiles"][0]["launches"][0]
+    assert launch == {"line": 7, "module": "verl.trainer.main_ppo", "config_name": "ppo_trainer",
+                      "overrides": ["model_engine=megatron", "actor_rollout_ref.actor.optim.lr=1e-6",
+                                    "actor_rollout_ref.actor.megatron.override_transformer_config.use_flash_attn=True",
+                                    "trainer.total_epoch=2"]}
+
+
+def test_findings_merge_across_profiles(tmp_path, capsys):
+    path = write(tmp_path, "sw.sh", """\
+#!/usr/bin/env bash
+MODE=${MODE:-a}
+case "$MODE" in a) N=1 ;; b) N=2 ;; esac
+python3 -m verl.trainer.main_ppo trainer.nnodes=$N trainer.no_such=1
+""")
+    code, out, _ = run(capsys, "--format", "json", path)
+    doc = json.loads(out)
+    assert code == 1
+    assert len(doc["findings"]) == 1
+    assert doc["findings"][0]["profiles"] == [{"MODE": "a"}, {"MODE": "b"}]
+
+
+def test_profile_pins_one_environment(capsys):
+    code, out, _ = run(capsys, "--format", "json", "--profile", "DEVICE=npu,USE_MINDSPEED_BRIDGE=True", Q35)
+    assert code == 0
+    profiles = json.loads(out)["scripts"][0]["profiles"]
+    assert [p["env"] for p in profiles] == [{"DEVICE": "npu", "USE_MINDSPEED_BRIDGE": "True"}]
+
+
+def test_rejected_profile_is_not_an_error(capsys):
+    code, out, _ = run(capsys, "--format", "json", "--profile", "DEVICE=tpu", Q35)
+    assert code == 0
+    prof = json.loads(out)["scripts"][0]["profiles"][0]
+    assert prof["status"] == "rejected" and prof["launches"] == []
+
+
+def test_unpinned_switch_with_a_probe_forks(capsys):
+    """DEVICE unset: its default is a probe nobody can know; every arm is explored."""
+    code, out, _ = run(capsys, "--format", "json", "--profile", "USE_MINDSPEED_BRIDGE=True", Q35)
+    profiles = json.loads(out)["scripts"][0]["profiles"]
+    statuses = {p["env"].get("DEVICE"): p["status"] for p in profiles}
+    assert statuses == {"gpu": "launches", "npu": "launches", "<other>": "rejected"}
+
+
+def test_render_prints_pasteable_overrides(capsys):
+    code, out, _ = run(capsys, "render", Q35, "--profile", "DEVICE=gpu")
+    assert code == 0
+    code, js, _ = run(capsys, "--format", "json", "--profile", "DEVICE=gpu", Q35)
+    expected = json.loads(js)["scripts"][0]["profiles"][0]["launches"][0]["overrides"]
+    body = [ln for ln in out.splitlines() if not ln.startswith("#") and ln.strip()]
+    words = shlex.split(" ".join(ln.rstrip("\\") for ln in body))
+    assert words[:3] == ["python3", "-m", "verl.trainer.main_ppo"]
+    assert words[3:] == expected
+
+
+def test_explain(capsys):
+    code, out, _ = run(capsys, "--explain", "override-missing-key")
+    assert code == 0 and "Fails:" in out and "Passes:" in out
+    code, _, err = run(capsys, "--explain", "no-such-rule")
+    assert code == 2 and "no rule" in err
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["/no/such/path.sh"], "no such file"),
+    (["--verl-config", "/nonexistent", EXAMPLES], "not a directory"),
+    ([], "no paths"),
+    (["--profile", "DEVICE", EXAMPLES], "KEY=VAL"),
+])
+def test_usage_errors_exit_2(capsys, args, needle):
+    code, _, err = run(capsys, *args)
+    assert code == 2
+    assert needle in err
+
+
+def test_missing_verl_says_how_to_install(tmp_path):
+    """A Python without verl: exit 2 and the pip command, no traceback."""
+    env = dict(os.environ)
+    env.pop("VERL_CONFIG_DIR", None)
+    code = (
+        "import sys, importlib.util; real = importlib.util.find_spec;"
+        "importlib.util.find_spec = lambda n, *a: None if n == 'verl' else real(n, *a);"
+        f"sys.argv = ['validate-scripts', {EXAMPLES!r}];"
+        f"sys.path.insert(0, {os.path.join(ROOT, 'src')!r});"
+        "from verl_preflight.cli import main; sys.exit(main())"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert proc.returncode == 2
+    assert "pip install --no-deps verl==0.9.1" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_garbage_input_never_tracebacks(tmp_path):
+    (tmp_path / "bin.sh").write_bytes(bytes(range(256)) * 20)
+    (tmp_path / "latin1.sh").write_bytes("echo caf\xe9 $((1/0)) ${X:0:-9}\n".encode("latin-1"))
+    (tmp_path / "empty.sh").write_bytes(b"")
+    (tmp_path / "open.sh").write_text('if [ "$A" = x ]; then\n  python3 -m verl.trainer.main_ppo "${B[@]\n')
+    proc = subprocess.run([sys.executable, TOOL, str(tmp_path)], capture_output=True, text=True)
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert proc.returncode in (0, 1)
+    assert "bash-syntax" in proc.stdout
+
+
+def test_strict_turns_warnings_into_failure(tmp_path, capsys):
+    path = write(tmp_path, "w.sh", "#!/usr/bin/env bash\nset -u\npython3 -m verl.trainer.main_ppo data.train_files=$TRAIN\n")
+    code, out, _ = run(capsys, path)
+    assert code == 0 and "unset-variable" in out
+    code, _, _ = run(capsys, "--strict", path)
+    assert code == 1
+
+
+def test_cache_round_trip_and_corruption(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    path = write(tmp_path, "bad.sh", BAD)
+    first = run(capsys, "--format", "json", path)
+    files = list((tmp_path / "cache" / "verl-preflight").glob("*.json"))
+    assert len(files) == 1
+    second = run(capsys, "--format", "json", path)
+    assert first == second
+    files[0].write_text('{"format": 3, "tree": "x", "snapshots": {"forged": 1}')
+    third = run(capsys, "--format", "json", path)
+    assert third == first
+    data = json.loads(files[0].read_text())
+    assert "forged" not in data["snapshots"]
+    # a well-formed file whose checksum does not match is not trusted either
+    data["snapshots"] = {k: {"tree": {}} for k in data["snapshots"]}
+    files[0].write_text(json.dumps(data))
+    assert run(capsys, "--format", "json", path) == first
+
+
+def test_no_cache_writes_nothing(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    run(capsys, "--no-cache", Q35)
+    assert not (tmp_path / "cache").exists()
+
+
+def test_console_command_is_installed():
+    exe = os.path.join(os.path.dirname(sys.executable), "validate-scripts")
+    proc = subprocess.run([exe, "--explain", "config-group"], capture_output=True, text=True)
+    assert proc.returncode == 0 and "config-group" in proc.stdout
