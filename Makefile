@@ -1,10 +1,10 @@
 # Two commands: `make validate` (set up .venv and validate examples/) and `make test`.
-PYTHON ?= python3.11
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: validate test setup bench clean
+.PHONY: validate test setup bench docs clean
 
 setup: $(STAMP)
 
@@ -23,6 +23,9 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(VPY) bench/bench_validate.py
+
+docs: $(STAMP)
+	$(VPY) -c "import sys; sys.path.insert(0, 'src'); from verl_preflight.rules import markdown; open('docs/rules.md', 'w').write(markdown())"
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info

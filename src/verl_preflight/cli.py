@@ -141,6 +141,15 @@ def _validate(argv) -> int:
     return EXIT_OK
 
 
+def shell_word(field) -> str:
+    """A field as one shell word: known text quoted, unknown pieces left to the shell
+    that will run it (`"${HOME}"`, `"$(...)"`)."""
+    parts = []
+    for piece in field.pieces:
+        parts.append(shlex.quote(piece) if isinstance(piece, str) else f'"{piece.text}"')
+    return "".join(parts) or "''"
+
+
 def _render(argv) -> int:
     p = argparse.ArgumentParser(prog="validate-scripts render",
                                 description="Print each profile's launch command, one override a line.")
@@ -167,11 +176,11 @@ def _render(argv) -> int:
                 out.append(f"python3 -m {la.module} \\")
                 args_list = []
                 if la.spec is not None and la.spec.config_name:
-                    args_list.append(f"--config-name={la.spec.config_name}")
-                args_list += la.overrides
+                    args_list.append(shlex.quote(f"--config-name={la.spec.config_name}"))
+                args_list += [shell_word(o.field) for o in la.spec.overrides]
                 for i, o in enumerate(args_list):
                     tail = " \\" if i + 1 < len(args_list) else ""
-                    out.append(f"    {shlex.quote(o)}{tail}")
+                    out.append(f"    {o}{tail}")
             out.append("")
     sys.stdout.write("\n".join(out))
     return EXIT_OK

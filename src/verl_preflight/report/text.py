@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 def profile_text(profiles) -> str:
-    if not profiles:
+    if not profiles or list(profiles) == [()]:
         return ""
     shown = []
     for p in profiles:

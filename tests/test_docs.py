@@ -1,0 +1,26 @@
+"""docs/rules.md is generated from the rule registry; the README shows the commands that work."""
+
+from __future__ import annotations
+
+import os
+
+from conftest import ROOT
+
+from verl_preflight.rules import RULES, markdown
+
+
+def test_rules_doc_is_current():
+    with open(os.path.join(ROOT, "docs", "rules.md"), encoding="utf-8") as fh:
+        assert fh.read() == markdown(), "regenerate: make docs"
+
+
+def test_every_rule_has_examples():
+    for rule in RULES:
+        assert rule.bad.strip() and rule.good.strip() and rule.bad != rule.good, rule.id
+        assert rule.severity in ("error", "warning", "info")
+
+
+def test_readme_gives_the_two_commands():
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
+        text = fh.read()
+    assert "make validate" in text and "make test" in text
