@@ -42,13 +42,22 @@ STUB = textwrap.dedent(
 )
 
 
+# Rule fixtures that real bash cannot run to the end, by design.
+NOT_RUNNABLE = {
+    os.path.join("rules", "bash-syntax", "bad.sh"): "bash refuses to parse it",
+    os.path.join("rules", "budget", "bad.sh"): "an endless loop",
+}
+
+
 def _scripts():
     out = []
     for top in (os.path.join(ROOT, "examples"), FIXTURES):
         for dirpath, _, files in os.walk(top):
             for name in sorted(files):
-                if name.endswith(".sh") and not name.startswith("lib_"):
-                    out.append(os.path.join(dirpath, name))
+                path = os.path.join(dirpath, name)
+                if name.endswith(".sh") and not name.startswith("lib_") and \
+                        os.path.relpath(path, FIXTURES) not in NOT_RUNNABLE:
+                    out.append(path)
     return sorted(out)
 
 
@@ -118,7 +127,7 @@ def test_evaluator_matches_bash(path, env, stub_dir, tmp_path):
     if code != 0 and not bash_launches:
         assert "rejected" in matching
     if bash_launches:
-        assert "launches" in matching
+        assert {"launches", "incomplete"} & set(matching)
 
 
 def test_corpus_is_not_empty():

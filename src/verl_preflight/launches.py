@@ -69,6 +69,8 @@ class LaunchSpec:
     overrides: list[Override] = field(default_factory=list)
     problems: list[Finding] = field(default_factory=list)
     unknown: list[Override] = field(default_factory=list)  # arguments with unknown text
+    config_name_loc: Loc | None = None
+    config_path_loc: Loc | None = None
 
 
 def read_launch(launch) -> LaunchSpec:
@@ -99,9 +101,9 @@ def read_launch(launch) -> LaunchSpec:
                     val = val_field.value if val_field.value is not None else None
                     i += 1
                 if name in ("--config-path", "-cp"):
-                    spec.config_path = val
+                    spec.config_path, spec.config_path_loc = val, loc
                 elif name in ("--config-name", "-cn"):
-                    spec.config_name = val
+                    spec.config_name, spec.config_name_loc = val, loc
                 i += 1
                 continue
             if name in _HYDRA_FLAGS:

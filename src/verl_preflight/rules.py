@@ -20,7 +20,7 @@ class Rule:
 
 RULES = [
     Rule("bash-syntax", "error", "bash cannot parse this part of the script",
-         'case "$DEVICE" in\n  gpu) TP=2\nesac', 'case "$DEVICE" in\n  gpu) TP=2 ;;\nesac',
+         'if [ "$DEVICE" = npu ]; then\n  TP=2', 'if [ "$DEVICE" = npu ]; then\n  TP=2\nfi',
          "tree-sitter-bash reports an error node; bash would refuse the script or run something else."),
     Rule("override-syntax", "error", "an argument that Hydra's override grammar rejects",
          "trainer.logger=[console,wandb", "trainer.logger='[console,wandb]'",
@@ -79,7 +79,7 @@ RULES = [
          "DP=$((WORLD / TP))  # TP=0", "DP=$((WORLD / TP))  # TP=2",
          "bash reports the error and the command fails."),
     Rule("test-syntax", "warning", "a malformed test expression",
-         '[ $X = ]', '[ "$X" = "" ]', "bash's test builtin prints an error and returns 2."),
+         'TP=two\n[ "$TP" -gt 1 ]', 'TP=2\n[ "$TP" -gt 1 ]', "bash's test builtin prints an error and returns 2."),
     Rule("readonly", "warning", "assignment to a readonly variable",
          "readonly TP=2\nTP=4", "TP=${TP:-2}", "bash refuses it."),
     Rule("profiles-capped", "warning", "more profiles than --max-profiles; the rest were not checked",

@@ -123,10 +123,10 @@ def check_launch(spec: LaunchSpec, config_name: str | None, cache: ConfigCache) 
         return [Finding.at(spec.loc, "unknown-entry", "warning",
                            f"{spec.module} is not a Hydra entry point of this verl; its arguments are not checked")]
     if spec.config_path not in (None, "config", "./config", "config/"):
-        return [Finding.at(spec.loc, "config-path", "warning",
+        return [Finding.at(spec.config_path_loc or spec.loc, "config-path", "warning",
                            f"--config-path={spec.config_path} is not verl's own config tree; overrides are not checked")]
     if not os.path.isfile(os.path.join(cache.source.path, config_name + ".yaml")):
-        return [Finding.at(spec.loc, "config-name", "error",
+        return [Finding.at(spec.config_name_loc or spec.loc, "config-name", "error",
                            f"--config-name={config_name}: verl has no {config_name}.yaml in {cache.source.path}")]
     texts, where = [], []
     findings = []

@@ -48,7 +48,7 @@ class Outcome:
 
     @property
     def label(self) -> dict:
-        out = {k: v for k, v in self.env.items() if v is not None}
+        out = {k: ("<unset>" if v is None else v) for k, v in self.env.items()}
         for k, v in self.assumptions:
             out[k] = v
         return out
@@ -103,12 +103,12 @@ class Interpreter(WordExpander):
                 return
         self.note(st, loc, rule, severity, message, key)
 
-    def give_up(self, st: State, node, why: str) -> State:
-        """The evaluator cannot follow on: the path ends, incomplete."""
+    def give_up(self, st: State, node, why: str, rule: str = "budget") -> State:
+        """An evaluation budget ran out: the path ends, incomplete."""
         st.incomplete = True
         st.flow = "exit"
         st.flow_arg = None
-        self.note(st, self.script.loc(node), "incomplete", "warning", f"cannot follow the script here: {why}")
+        self.note(st, self.script.loc(node), rule, "warning", f"cannot follow the script here: {why}")
         return st
 
     # ---- running ------------------------------------------------------
@@ -344,13 +344,16 @@ class Interpreter(WordExpander):
         body = node.child_by_field_name("body")
         states = [st]
         done = []
-        for _ in range(self.ctx.budget.loop_iterations):
+        for iteration in range(self.ctx.budget.loop_iterations):
             nxt = []
             for s, ok in [pair for s0 in states for pair in self._cond_seq(cond_nodes, s0, depth)]:
                 if s.flow:
                     done.append(s)
                     continue
-                if ok == until:
+                forked = len(s.assumptions) > 0 and s.assumptions[-1][0] == self.condition_label(cond_nodes[-1]) \
+                    if cond_nodes else False
+                if ok == until or (forked and iteration > 0):
+                    # an unknown condition (a wait loop): after one pass, assume it ends
                     s.status = 0
                     done.append(s)
                     continue
@@ -659,9 +662,9 @@ class Interpreter(WordExpander):
             st.save_local(name)
         old = st.vars.get(name)
         if old is not None and old.readonly:
-            self.note(st, loc, "readonly", "warning", f"{name} is readonly; bash refuses this assignment", name)
-            st.status = 1
-            return
+            # a non-interactive bash stops on an assignment to a readonly variable
+            raise ShellExit(1, Finding.at(loc, "readonly", "warning",
+                                          f"bash stops here: {name} is readonly", name))
         if value_node is not None and value_node.type == "array":
             elements = self._array_elements(value_node, st)
             if isinstance(elements, dict):

@@ -683,8 +683,11 @@ class WordExpander:
                 result = calc.eval(c)
             return result
         except ArithError as err:
-            self.note(st, self.script.loc(node), "arithmetic", "warning", f"arithmetic error: {err}")
-            return None
+            from ..findings import Finding
+
+            # bash stops a non-interactive script on an arithmetic error in $((...))
+            raise ShellExit(1, Finding.at(self.script.loc(node), "arithmetic", "warning",
+                                          f"bash stops here: arithmetic error: {err}")) from err
         except RecursionError:
             return None
 

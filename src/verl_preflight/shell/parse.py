@@ -74,6 +74,13 @@ def syntax_findings(script: Script) -> list[Finding]:
             )
             continue
         if node.is_error:
+            quote = _unclosed_quote(script.source, node.start_byte, node.end_byte)
+            if quote is not None:
+                line = script.source.count(b"\n", 0, quote) + 1
+                col = quote - (script.source.rfind(b"\n", 0, quote) + 1) + 1
+                findings.append(Finding(script.path, line, col, "bash-syntax", "error",
+                                        "bash syntax: this quote is never closed"))
+                continue
             loc = script.loc(node)
             snippet = script.text(node).strip().splitlines()[0][:40] if script.text(node).strip() else ""
             message = "bash syntax: cannot parse this" + (f" near '{snippet}'" if snippet else "")
@@ -82,3 +89,40 @@ def syntax_findings(script: Script) -> list[Finding]:
         if node.has_error:
             stack.extend(reversed(node.children))
     return findings
+
+
+def _unclosed_quote(source: bytes, start: int, end: int) -> int | None:
+    """Where a quote in source[start:end] is left open, if one is.
+
+    When quotes do not balance, the culprit is usually the first string that
+    runs across a line end (its closing quote was forgotten); else the last one.
+    """
+    i = start
+    open_at = None
+    quote = None
+    first_multiline = None
+    while i < len(source):
+        ch = source[i : i + 1]
+        if quote is None:
+            if i >= end:
+                return None
+            if ch == b"\\":
+                i += 2
+                continue
+            if ch == b"#" and (i == 0 or source[i - 1 : i] in b" \t\n;"):
+                nl = source.find(b"\n", i)
+                i = len(source) if nl < 0 else nl
+                continue
+            if ch in (b'"', b"'"):
+                quote, open_at = ch, i
+        elif ch == b"\\" and quote == b'"':
+            i += 2
+            continue
+        elif ch == quote:
+            if first_multiline is None and b"\n" in source[open_at:i]:
+                first_multiline = open_at
+            quote = None
+        i += 1
+    if quote is None:
+        return None
+    return first_multiline if first_multiline is not None else open_at

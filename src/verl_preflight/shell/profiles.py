@@ -150,7 +150,7 @@ def _tested(result: Scan, name: str, literal: str | None, presence: bool = False
     values = result.tested.setdefault(name, [])
     _note_order(result, name)
     if presence:
-        for v in ("", "1"):
+        for v in (None, "1"):
             if v not in values:
                 values.append(v)
     elif literal is not None and literal not in values:

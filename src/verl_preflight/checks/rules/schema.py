@@ -1,0 +1,170 @@
+"""Load and validate the policy schema (YAML).
+
+A bad schema is the user's mistake, not ours: `SchemaError` carries the file,
+the line and what is wrong, and the command line exits 2 with it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+DEFAULT_SCHEMA = os.path.join(os.path.dirname(__file__), "schema.yaml")
+KINDS = {"required-value", "allowed-only-when", "requires"}
+SEVERITIES = {"error", "warning", "info"}
+
+
+class SchemaError(Exception):
+    pass
+
+
+@dataclass
+class Policy:
+    id: str
+    severity: str
+    kind: str | None = None  # a data policy
+    rule: str | None = None  # a named rule in code
+    params: dict = field(default_factory=dict)
+    spec: dict = field(default_factory=dict)  # the whole entry
+    line: int = 0
+
+
+@dataclass
+class Schema:
+    path: str
+    policies: list
+    backends: dict
+
+    def backend_keys(self, names) -> set:
+        keys = set()
+        for name in names:
+            keys.update(self.backends.get(name, {}).get("transformer_config_keys", []))
+        return keys
+
+
+def _compose(path: str):
+    import yaml
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as err:
+        raise SchemaError(f"{path}: cannot read the schema: {err.strerror or err}") from err
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else path
+        raise SchemaError(f"{where}: not valid YAML: {getattr(err, 'problem', err)}") from err
+    return node, data
+
+
+def _line_of(node, *path) -> int:
+    """1-based line of the YAML node at `path` (keys and list indexes)."""
+    import yaml
+
+    cur = node
+    for step in path:
+        if isinstance(cur, yaml.MappingNode):
+            nxt = None
+            for k, v in cur.value:
+                if k.value == step:
+                    nxt = v
+                    break
+            if nxt is None:
+                break
+            cur = nxt
+        elif isinstance(cur, yaml.SequenceNode) and isinstance(step, int) and step < len(cur.value):
+            cur = cur.value[step]
+        else:
+            break
+    return (cur.start_mark.line + 1) if cur is not None else 1
+
+
+def load_schema(path: str | None = None) -> Schema:
+    path = path or DEFAULT_SCHEMA
+    node, data = _compose(path)
+
+    def fail(message, *where):
+        raise SchemaError(f"{path}:{_line_of(node, *where)}: {message}")
+
+    if not isinstance(data, dict):
+        fail("the schema must be a mapping with `version` and `policies`")
+    base = None
+    if data.get("extends") is not None:
+        if data["extends"] != "default":
+            fail("`extends` can only be `default`", "extends")
+        base = load_schema(DEFAULT_SCHEMA)
+    if data.get("version") != 1:
+        fail("`version: 1` is required", "version")
+    backends = data.get("backends", {}) or {}
+    if not isinstance(backends, dict):
+        fail("`backends` must be a mapping", "backends")
+    for name, spec in backends.items():
+        keys = (spec or {}).get("transformer_config_keys", [])
+        if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+            fail("`transformer_config_keys` must be a list of names", "backends", name)
+    entries = data.get("policies", [])
+    if not isinstance(entries, list):
+        fail("`policies` must be a list", "policies")
+    policies = []
+    seen = set()
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            fail("each policy must be a mapping", "policies", i)
+        pid = entry.get("id")
+        if not isinstance(pid, str) or not pid:
+            fail("a policy needs an `id`", "policies", i)
+        if pid in seen:
+            fail(f"policy id {pid!r} appears twice", "policies", i, "id")
+        seen.add(pid)
+        severity = entry.get("severity", "error")
+        if severity not in SEVERITIES:
+            fail(f"severity must be one of {sorted(SEVERITIES)}", "policies", i, "severity")
+        kind, rule = entry.get("kind"), entry.get("rule")
+        if (kind is None) == (rule is None):
+            fail("a policy has either `kind` (data) or `rule` (code)", "policies", i)
+        if kind is not None:
+            if kind not in KINDS:
+                fail(f"unknown kind {kind!r}; one of {sorted(KINDS)}", "policies", i, "kind")
+            _check_data_policy(entry, kind, lambda m, *w: fail(m, "policies", i, *w))
+        else:
+            from . import NAMED_RULES
+
+            if rule not in NAMED_RULES:
+                fail(f"unknown rule {rule!r}; one of {sorted(NAMED_RULES)}", "policies", i, "rule")
+        params = entry.get("params", {}) or {}
+        if not isinstance(params, dict):
+            fail("`params` must be a mapping", "policies", i, "params")
+        policies.append(Policy(pid, severity, kind, rule, params, entry, _line_of(node, "policies", i)))
+    if base is not None:
+        mine = {p.id for p in policies}
+        policies = [p for p in base.policies if p.id not in mine] + policies
+        merged = dict(base.backends)
+        merged.update(backends)
+        backends = merged
+    return Schema(path, policies, backends)
+
+
+def _check_data_policy(entry: dict, kind: str, fail) -> None:
+    when = entry.get("when", {}) or {}
+    if not isinstance(when, dict) or not set(when) <= {"engine", "profile", "key-matches"}:
+        fail("`when` takes engine, profile and key-matches", "when")
+    if "profile" in when and not isinstance(when["profile"], dict):
+        fail("`when.profile` must map variables to values", "when", "profile")
+    if kind == "required-value":
+        keys = entry.get("keys")
+        if not isinstance(keys, dict) or not keys:
+            fail("required-value needs `keys`: a mapping of key to required value", "keys")
+    elif kind == "allowed-only-when":
+        keys = entry.get("keys")
+        if not isinstance(keys, list) or not keys or "profile" not in when:
+            fail("allowed-only-when needs a list of `keys` and `when.profile`", "keys")
+    elif kind == "requires":
+        for part in ("if", "then"):
+            spec = entry.get(part)
+            if not isinstance(spec, dict) or "key" not in spec:
+                fail(f"requires needs `{part}: {{key: ..., value: ...}}`", part)
+    if not isinstance(entry.get("message", ""), str):
+        fail("`message` must be text", "message")

@@ -1,0 +1,102 @@
+"""What one launch sets, in one profile: the effective value of any config key.
+
+An override's value wins (the last one for a key); otherwise the value comes
+from verl's composed config, following `${path}` and `${oc.select:path,default}`
+interpolations the way OmegaConf would resolve them for these simple forms.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_SELECT = re.compile(r"^\$\{oc\.select:([\w.]+),(.*)\}$")
+_PLAIN = re.compile(r"^\$\{([\w.]+)\}$")
+UNKNOWN = object()
+
+
+@dataclass
+class Setting:
+    key: str
+    value: object
+    known: bool
+    loc: object
+    kind: str  # change, add, force_add, delete
+    text: str
+
+
+class LaunchView:
+    def __init__(self, spec, config_name: str, label: dict, settings: list, tree: dict | None):
+        self.spec = spec
+        self.config_name = config_name
+        self.label = label
+        self.settings = settings
+        self.tree = tree or {}
+        self.last: dict[str, Setting] = {}
+        for s in settings:
+            self.last[s.key] = s
+
+    @property
+    def loc(self):
+        return self.spec.loc
+
+    def profile(self, name: str) -> str | None:
+        return self.label.get(name)
+
+    def setting(self, key: str) -> Setting | None:
+        s = self.last.get(key)
+        return s if s is not None and s.kind != "delete" else None
+
+    def value(self, key: str, depth: int = 0):
+        """The effective value, or UNKNOWN (from the environment or a probe), or None."""
+        s = self.last.get(key)
+        if s is not None:
+            if s.kind == "delete":
+                return None
+            return s.value if s.known else UNKNOWN
+        return self.default(key, depth)
+
+    def default(self, key: str, depth: int = 0):
+        node = self.tree
+        for part in key.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return None
+            node = node[part]
+        if isinstance(node, str) and depth < 8:
+            m = _SELECT.match(node)
+            if m:
+                found = self.value(m.group(1), depth + 1)
+                return found if found is not None else _literal(m.group(2))
+            m = _PLAIN.match(node)
+            if m:
+                return self.value(m.group(1), depth + 1)
+        return node
+
+    def int_value(self, key: str):
+        v = self.value(key)
+        if isinstance(v, bool):
+            return None
+        if isinstance(v, int):
+            return v
+        if isinstance(v, str) and re.fullmatch(r"-?\d+", v):
+            return int(v)
+        return None
+
+    @property
+    def engine(self) -> str | None:
+        v = self.value("model_engine")
+        return v if isinstance(v, str) else None
+
+    def where(self, key: str):
+        """Location to report a problem with `key`: its override, else the launch."""
+        s = self.setting(key)
+        return s.loc if s is not None else self.spec.loc
+
+
+def _literal(text: str):
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
