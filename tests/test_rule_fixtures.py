@@ -58,3 +58,30 @@ def test_good_fixture_is_clean(rule, capsys):
     path = os.path.join(RULE_DIR, rule, "good.sh")
     findings = findings_for(path, rule, capsys)
     assert not [f for f in findings if f["rule"] == rule or f["severity"] == "error"]
+
+
+REGRESSIONS = os.path.join(FIXTURES, "regressions")
+
+
+def _regressions():
+    if not os.path.isdir(REGRESSIONS):
+        return []
+    return sorted(os.path.join(REGRESSIONS, n) for n in os.listdir(REGRESSIONS) if n.endswith(".sh"))
+
+
+def test_seed_regressions_exist():
+    names = {os.path.basename(p) for p in _regressions()}
+    assert {"gdn_flags_ungated.sh", "use_mbridge_false.sh"} <= names
+
+
+@pytest.mark.parametrize("path", _regressions(), ids=os.path.basename)
+def test_seed_regression_is_caught_at_the_right_line(path, capsys):
+    """The two mistakes the seed PRs fixed (#7335 GDN gate, #6429 use_mbridge) are caught where they are."""
+    with open(path, encoding="utf-8") as fh:
+        marks = {(m.group(1), n) for n, line in enumerate(fh, start=1)
+                 for m in re.finditer(r"#\s*expect:\s*([a-z0-9-]+)", line)}
+    assert marks
+    main(["--format", "json", path])
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    found = {(f["rule"], f["line"]) for f in findings if f["severity"] == "error"}
+    assert found == marks

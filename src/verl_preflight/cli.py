@@ -31,6 +31,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--explain", metavar="RULE", help="print a rule's documentation")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     p.add_argument("--quiet", "-q", action="store_true", help="findings only, no summary or info")
+    p.add_argument("--schema", metavar="FILE", help="policy schema (YAML) instead of the shipped one")
     return p
 
 
@@ -88,8 +89,20 @@ def _setup(args):
     except OSError as err:
         raise UsageError(f"cannot read the verl config tree: {err}") from err
     opts = Options(max_profiles=args.max_profiles, pinned=parse_profiles(args.profile),
-                   max_bytes=args.max_bytes)
+                   max_bytes=args.max_bytes, schema=_schema(getattr(args, "schema", None)))
     return files, source, cache, opts
+
+
+def _schema(path):
+    from .checks.rules.schema import SchemaError, load_schema
+    from .settings import project_settings
+
+    if path is None:
+        path = project_settings().get("schema")
+    try:
+        return load_schema(path)
+    except SchemaError as err:
+        raise UsageError(str(err)) from err
 
 
 def _run_all(files, cache, opts):
@@ -161,6 +174,7 @@ def _render(argv) -> int:
     args = p.parse_args(argv)
     args.paths = [args.script]
     args.max_bytes = 5 * 1024 * 1024
+    args.schema = None
     files, source, cache, opts = _setup(args)
     results, unreadable = _run_all(files, cache, opts)
     for line in unreadable:

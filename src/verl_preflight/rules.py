@@ -89,6 +89,58 @@ RULES = [
          "a 40 MB generated script", "a script of normal size", "Keeps the linter bounded."),
 ]
 
+POLICY_RULES = [
+    Rule("use-mbridge", "error", "use_mbridge must be True for every Megatron role where the Megatron engine runs",
+         "actor_rollout_ref.actor.megatron.use_mbridge=False", "actor_rollout_ref.actor.megatron.use_mbridge=True",
+         "Since verl PR #4530 the Megatron engine asserts use_mbridge is True; False fails when the job starts "
+         "(verl PR #6429 fixed two Ascend scripts that still passed it). Data policy `required-value`."),
+    Rule("gdn-flag-gate", "error", "the Ascend GDN flags only where DEVICE=npu and USE_MINDSPEED_BRIDGE=True",
+         'case "${DEVICE}" in\n  npu)\n    ACTOR+=(+actor_rollout_ref.actor.megatron.override_transformer_config.use_ascend_gdn=True)',
+         'case "${DEVICE}" in\n  npu)\n    if [ "${USE_MINDSPEED_BRIDGE}" = "True" ]; then\n'
+         '      ACTOR+=(+actor_rollout_ref.actor.megatron.override_transformer_config.use_ascend_gdn=True)\n    fi',
+         "use_ascend_gdn / use_triton_gdn select MindSpeed-Bridge's Ascend kernels (verl PR #7335); elsewhere "
+         "they are wrong or silently ignored. A script without the switch counts as USE_MINDSPEED_BRIDGE=False. "
+         "Data policy `allowed-only-when`."),
+    Rule("ascend-gdn-needs-triton-off", "error", "use_ascend_gdn=True needs use_triton_gdn=False in the same profile",
+         "+...override_transformer_config.use_ascend_gdn=True",
+         "+...override_transformer_config.use_triton_gdn=False\n+...override_transformer_config.use_ascend_gdn=True",
+         "The two GDN paths exclude each other. Data policy `requires`."),
+    Rule("qwen35-gpu-bshd", "error", "Qwen3.5 on GPU runs BSHD: no remove-padding, no dynamic batch size",
+         "actor_rollout_ref.model.path=Qwen/Qwen3.5-35B-A3B (DEVICE=gpu, remove padding left on)",
+         "actor_rollout_ref.model.use_remove_padding=False\nactor_rollout_ref.actor.megatron.use_remove_padding=False\n"
+         "actor_rollout_ref.actor.use_dynamic_bsz=False",
+         "Megatron-LM has no packed-sequence (THD) support for Gated Delta Net. Data policy `required-value`."),
+    Rule("transformer-config-key", "error", "override_transformer_config keys must be TransformerConfig fields or backend keys",
+         "+actor_rollout_ref.actor.megatron.override_transformer_config.recompute_granularty=full",
+         "actor_rollout_ref.actor.megatron.override_transformer_config.recompute_granularity=full",
+         "verl sets these with setattr on the model provider: a misspelled key is silently ignored. Fields are "
+         "read with ast from the installed megatron-core (megatron/core/transformer/transformer_config.py and "
+         "model_parallel_config.py); the schema lists backend keys (MindSpeed)."),
+    Rule("parallelism", "error", "TP x PP x CP and ETP x EP x PP must divide the world; rollout TP must fit a node",
+         "trainer.nnodes=1 trainer.n_gpus_per_node=8 ...tensor_model_parallel_size=3",
+         "trainer.nnodes=1 trainer.n_gpus_per_node=8 ...tensor_model_parallel_size=2",
+         "Megatron-Core's parallel_state.initialize_model_parallel raises when world_size % (TP*PP*CP) or "
+         "world_size % (ETP*EP*PP) is not 0 (megatron/core/parallel_state.py, megatron-core 0.16)."),
+    Rule("batch-arithmetic", "error", "the batch-size checks verl runs at start-up, where the values are static",
+         "data.train_batch_size=64 actor_rollout_ref.actor.ppo_mini_batch_size=128",
+         "data.train_batch_size=128 actor_rollout_ref.actor.ppo_mini_batch_size=64",
+         "Mirrors verl/workers/config/actor.py ActorConfig.__post_init__ and ActorConfig.validate (verl 0.9.1)."),
+    Rule("duplicate-key", "warning", "the same key twice in one array literal: the later one wins",
+         "ACTOR=(\n  actor_rollout_ref.actor.optim.lr=1e-6\n  actor_rollout_ref.actor.optim.lr=2e-6\n)",
+         "ACTOR=(\n  actor_rollout_ref.actor.optim.lr=1e-6\n)",
+         "The earlier value is dead text that misleads readers. Additions in device arms are not reported."),
+    Rule("stack-drift", "warning", "versions in the script header differ from requirements-ascend.txt",
+         "#   - Megatron-Bridge v0.4.0   (requirements pin v0.5.0)", "#   - Megatron-Bridge v0.5.0",
+         "The header tells users what to install; requirements-ascend.txt is what they install."),
+    Rule("launch-passes-args", "warning", 'a verl launch that does not end with "$@"',
+         "python3 -m verl.trainer.main_ppo \"${ARGS[@]}\"", 'python3 -m verl.trainer.main_ppo "${ARGS[@]}" "$@"',
+         "Without it users cannot override a setting from the command line."),
+    Rule("unused-suppression", "warning", "a `# validate-scripts: disable=` directive that silences nothing",
+         "# validate-scripts: disable=duplicate-key\nTP=2", "TP=2",
+         "Stale directives hide the next real finding."),
+]
+RULES = RULES + POLICY_RULES
+
 BY_ID = {r.id: r for r in RULES}
 
 
@@ -105,7 +157,9 @@ def _indent(text: str) -> str:
 
 
 def markdown() -> str:
-    out = ["# Rules", "", "Generated from `src/verl_preflight/rules.py`; do not edit by hand.", ""]
+    out = ["# Rules", "", "Generated from `src/verl_preflight/rules.py`; do not edit by hand.", "",
+           "Silence one finding with `# validate-scripts: disable=RULE[,RULE]` on its line or the line "
+           "above, or a whole file with `# validate-scripts: disable-file=RULE`.", ""]
     for r in RULES:
         out += [f"## `{r.id}` ({r.severity})", "", r.summary + ".", "", r.why, "", "Fails:", "",
                 "```bash", r.bad, "```", "", "Passes:", "", "```bash", r.good, "```", ""]

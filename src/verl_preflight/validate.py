@@ -6,7 +6,11 @@ import difflib
 import os
 from dataclasses import dataclass, field
 
+from .checks import suppressions
 from .checks.config import check_overrides
+from .checks.overrides import parse_all
+from .checks.rules import run_launch_rules, run_script_rules
+from .checks.rules.view import LaunchView, Setting
 from .findings import Finding, merge_findings
 from .launches import LaunchSpec, find_entry, read_launch
 from .shell import profiles as prof
@@ -25,6 +29,36 @@ class Options:
     max_bytes: int = DEFAULT_MAX_BYTES
     budget: Budget = field(default_factory=Budget)
     ambient: dict | None = None  # tests: the complete environment
+    schema: object = None  # checks.rules.schema.Schema; None: no policy rules
+    _once: set = field(default_factory=set)
+
+    def once(self, key: str) -> bool:
+        """True the first time `key` is asked for in this run."""
+        if key in self._once:
+            return False
+        self._once.add(key)
+        return True
+
+
+class ScriptContext:
+    """What script-level rules see: the parsed files and the launch sites reached."""
+
+    def __init__(self, script, parsed: dict, launches: list):
+        self.main_script = script
+        self._parsed = parsed
+        self._launches = launches
+
+    def scripts(self):
+        return [self.main_script, *self._parsed.values()]
+
+    def launch_sites(self):
+        seen, out = set(), []
+        for la in self._launches:
+            key = (la.loc.path, la.loc.line, la.loc.col)
+            if key not in seen:
+                seen.add(key)
+                out.append(la)
+        return out
 
 
 @dataclass
@@ -87,13 +121,17 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
         if total > len(envs):
             findings.append(Finding(path, 1, 1, "profiles-capped", "warning",
                                     f"{total} profiles, only the first {len(envs)} were checked (--max-profiles)"))
+    all_launches = []
+    parsed: dict = {}
     for env in envs:
-        for outcome in evaluate(script, env, unset, find_entry, ambient=opts.ambient, budget=opts.budget):
+        for outcome in evaluate(script, env, unset, find_entry, ambient=opts.ambient, budget=opts.budget,
+                                parsed=parsed):
             label = outcome.label
             launches = []
             for n in outcome.notes:
                 findings.append(n.in_profile(label))
             for launch in outcome.launches:
+                all_launches.append(launch)
                 spec = read_launch(launch)
                 config_name = _config_name(spec, cache)
                 launches.append(LaunchResult(spec.loc.line, spec.module, config_name,
@@ -101,10 +139,51 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
                 for p in spec.problems:
                     findings.append(p.in_profile(label))
                 if cache is not None:
-                    findings.extend(f.in_profile(label) for f in check_launch(spec, config_name, cache))
+                    problems = check_launch(spec, config_name, cache)
+                    findings.extend(f.in_profile(label) for f in problems)
+                    if opts.schema is not None and not any(f.severity == "error" for f in problems):
+                        view = launch_view(spec, config_name, label, cache)
+                        if view is not None:
+                            findings.extend(f.in_profile(label)
+                                            for f in run_launch_rules(opts.schema, view, opts))
             result.profiles.append(ProfileResult(label, outcome.status, launches))
-    result.findings = merge_findings(findings)
+    if opts.schema is not None:
+        findings.extend(run_script_rules(opts.schema, ScriptContext(script, parsed, all_launches)))
+    sources = {path: data.decode("utf-8", "replace")}
+    sources.update({p: s.source.decode("utf-8", "replace") for p, s in parsed.items()})
+    result.findings = merge_findings(suppressions.apply(findings, sources))
     return result
+
+
+def launch_view(spec: LaunchSpec, config_name: str | None, label: dict, cache: ConfigCache):
+    """The launch's settings over verl's composed defaults, for the policy rules."""
+    if config_name is None or spec.config_path not in (None, "config", "./config", "config/"):
+        return None
+    items = [(o, _override_text(o)) for o in spec.overrides]
+    items = [(o, t) for o, t in items if t is not None]
+    records = parse_all([t for _, t in items], cache.parsed)
+    groups = set(cache.groups or ())
+    group_lines, settings = [], []
+    for (o, text), rec in zip(items, records):
+        if not rec["ok"] or rec["sweep"]:
+            return None
+        if rec["package"] is not None or (rec["key"] in groups and rec["value_kind"] != "dict"):
+            group_lines.append(text)
+            continue
+        settings.append(Setting(rec["key"], rec["value"], o.field.known, o.loc, rec["kind"], text))
+    snap = cache.snapshot(config_name, tuple(group_lines))
+    if "tree" not in snap:
+        return None
+    return LaunchView(spec, config_name, label, settings, snap["tree"])
+
+
+def _override_text(o) -> str | None:
+    if o.field.known:
+        return o.text
+    key_part = o.field.pieces[0] if o.field.pieces else ""
+    if not isinstance(key_part, str) or ("=" not in key_part and not key_part.startswith("~")):
+        return None
+    return "".join(p if isinstance(p, str) else UNKNOWN_STANDIN for p in o.field.pieces)
 
 
 def _config_name(spec: LaunchSpec, cache: ConfigCache | None) -> str | None:
@@ -131,15 +210,11 @@ def check_launch(spec: LaunchSpec, config_name: str | None, cache: ConfigCache) 
     texts, where = [], []
     findings = []
     for o in spec.overrides:
-        if not o.field.known:
-            key_part = o.field.pieces[0] if o.field.pieces else ""
-            if not isinstance(key_part, str) or "=" not in key_part and not key_part.startswith("~"):
-                findings.append(Finding.at(o.loc, "unknown-argument", "info",
-                                           f"argument '{o.text}' is not known statically; it is not checked"))
-                continue
-            text = "".join(p if isinstance(p, str) else UNKNOWN_STANDIN for p in o.field.pieces)
-        else:
-            text = o.text
+        text = _override_text(o)
+        if text is None:
+            findings.append(Finding.at(o.loc, "unknown-argument", "info",
+                                       f"argument '{o.text}' is not known statically; it is not checked"))
+            continue
         texts.append(text)
         where.append(o)
     for p in check_overrides(cache, config_name, texts):

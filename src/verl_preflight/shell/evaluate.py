@@ -33,6 +33,7 @@ class Launch:
     loc: Loc
     argv: list  # list[Field]
     entry: int  # index of the module name in argv
+    last_word: str = ""  # source text of the command's last word (is it "$@"?)
 
 
 @dataclass
@@ -265,16 +266,47 @@ class Interpreter(WordExpander):
             if s.flow:
                 out.append((s, False))
             elif s.status is None:
-                label = self.condition_label(node)
-                yes = s.fork().assume(label, "true")
-                yes.status = 0
-                no = s.assume(label, "false")
-                no.status = 1
+                yes, no = s.fork(), s
+                yes.status, no.status = 0, 1
+                refined = self._equality_test(node)
+                if refined is not None:
+                    # `[ "$X" = lit ]` on an unknown X: X is lit on one side, not lit on the other
+                    var, literal, positive = refined
+                    same, other = (yes, no) if positive else (no, yes)
+                    self.assign_scalar(same, var, Field.of(literal), None)
+                    self._assume_once(same, var, literal)
+                    other.excluded = {**other.excluded, var: other.excluded.get(var, frozenset()) | {literal}}
+                    self._assume_once(other, var, "<other>")
+                else:
+                    label = self.condition_label(node)
+                    yes.assume(label, "true")
+                    no.assume(label, "false")
                 out.append((yes, True))
                 out.append((no, False))
             else:
                 out.append((s, s.status == 0))
         return out
+
+    def _equality_test(self, node):
+        """(NAME, literal, positive) for `[ "$NAME" = lit ]`, `[[ $NAME == lit ]]`, `!=`."""
+        if node.type != "test_command":
+            return None
+        inner = [c for c in node.named_children if c.type != "comment"]
+        if len(inner) != 1 or inner[0].type != "binary_expression":
+            return None
+        expr = inner[0]
+        op = expr.child_by_field_name("operator")
+        if op is None or self.script.text(op) not in ("=", "==", "!="):
+            return None
+        left, right = expr.child_by_field_name("left"), expr.child_by_field_name("right")
+        for a, b in ((left, right), (right, left)):
+            if a is None or b is None:
+                continue
+            var = self._subject_var(a)
+            literal = self._literal_pattern(b) if b.type != "string" else _plain_string(self.script, b)
+            if var and literal is not None:
+                return var, literal, self.script.text(op) != "!="
+        return None
 
     def condition_label(self, node) -> str:
         text = " ".join(self.script.text(node).split())
@@ -892,13 +924,15 @@ class Interpreter(WordExpander):
                 self.assign_node(group[0], st, extra=group[1:])
             st.status = 0
             return [st]
-        return self.run_command(node, argv, st, depth)
+        last = words[-1]
+        last_word = self.script.source[last[0].start_byte : last[-1].end_byte].decode("utf-8", "replace")
+        return self.run_command(node, argv, st, depth, last_word)
 
-    def run_command(self, node, argv: list[Field], st: State, depth: int) -> list[State]:
+    def run_command(self, node, argv: list[Field], st: State, depth: int, last_word: str = "") -> list[State]:
         loc = self.script.loc(node)
         entry = self.ctx.find_entry(argv)
         if entry is not None:
-            st.launches.append(Launch(loc, list(argv), entry))
+            st.launches.append(Launch(loc, list(argv), entry, last_word))
             st.status = 0
             if argv[0].value == "exec":
                 st.flow, st.flow_arg = "exit", 0
@@ -925,7 +959,7 @@ class Interpreter(WordExpander):
             if not rest:
                 st.status = 0
                 return [st]
-            results = self.run_command(node, rest, st, depth)
+            results = self.run_command(node, rest, st, depth, last_word)
             if name == "exec":
                 for r in results:
                     if not r.flow:
@@ -1222,6 +1256,13 @@ _REDIRECTS = {"file_redirect", "heredoc_redirect", "herestring_redirect"}
 _ERREXIT_TYPES = {"command", "pipeline", "subshell", "redirected_statement", "test_command", "compound_statement"}
 
 
+def _plain_string(script, node) -> str | None:
+    if all(c.type in ('"', "string_content") for c in node.children):
+        text = script.text(node)[1:-1]
+        return None if "\\" in text or "$" in text or "`" in text else text
+    return None
+
+
 class _Reassoc:
     def __init__(self, left, op, right):
         self.left, self.op, self.right = left, op, right
@@ -1248,9 +1289,13 @@ def outcome_of(st: State, env: dict) -> Outcome:
 
 
 def evaluate(script: Script, env: dict, unset_inputs, find_entry, *, ambient: dict | None = None,
-             budget: Budget | None = None, script_name: str | None = None) -> list[Outcome]:
-    """All end states of `script` run with `env` (one profile)."""
+             budget: Budget | None = None, script_name: str | None = None,
+             parsed: dict | None = None) -> list[Outcome]:
+    """All end states of `script` run with `env` (one profile). `parsed` collects
+    (and shares across profiles) the files the script sources."""
     ctx = Context(script_name or script.path, unset_inputs, ambient, budget or Budget(), find_entry)
+    if parsed is not None:
+        ctx.parsed = parsed
     interp = Interpreter(script, ctx)
     states = interp.run(env)
     return [outcome_of(st, env) for st in states]

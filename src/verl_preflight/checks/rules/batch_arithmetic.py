@@ -1,0 +1,51 @@
+"""Batch sizes verl checks at start-up, where they are static.
+
+Mirrors verl 0.9.1 verl/workers/config/actor.py: `ActorConfig.__post_init__`
+(without dynamic batch size, exactly one of ppo_micro_batch_size and
+ppo_micro_batch_size_per_gpu must be set) and `ActorConfig.validate`
+(train_batch_size >= ppo_mini_batch_size; ppo_mini_batch_size divisible by
+ppo_micro_batch_size; ppo_micro_batch_size x ulysses_sequence_parallel_size >=
+the number of GPUs).
+"""
+
+from __future__ import annotations
+
+from ...findings import Finding
+
+SCOPE = "launch"
+ACTOR = "actor_rollout_ref.actor"
+
+
+def check(policy, view, ctx) -> list[Finding]:
+    if view.value(f"{ACTOR}.use_dynamic_bsz") is not False:
+        return []
+    out = []
+
+    def report(key, message):
+        out.append(Finding.at(view.where(key), policy.id, policy.severity, message, key))
+
+    micro = view.value(f"{ACTOR}.ppo_micro_batch_size")
+    per_gpu = view.value(f"{ACTOR}.ppo_micro_batch_size_per_gpu")
+    if micro is not None and per_gpu is not None and view.setting(f"{ACTOR}.ppo_micro_batch_size"):
+        report(f"{ACTOR}.ppo_micro_batch_size",
+               "set either actor.ppo_micro_batch_size_per_gpu or the deprecated ppo_micro_batch_size, not both")
+    elif micro is None and per_gpu is None:
+        report(f"{ACTOR}.ppo_mini_batch_size",
+               "without dynamic batch size verl needs actor.ppo_micro_batch_size_per_gpu")
+    train = view.int_value("data.train_batch_size")
+    mini = view.int_value(f"{ACTOR}.ppo_mini_batch_size")
+    if train is not None and mini is not None and train < mini:
+        report(f"{ACTOR}.ppo_mini_batch_size",
+               f"data.train_batch_size ({train}) must be >= actor.ppo_mini_batch_size ({mini})")
+    micro_n = view.int_value(f"{ACTOR}.ppo_micro_batch_size")
+    if micro_n and mini is not None:
+        if mini % micro_n:
+            report(f"{ACTOR}.ppo_micro_batch_size",
+                   f"ppo_mini_batch_size ({mini}) must be divisible by ppo_micro_batch_size ({micro_n})")
+        nnodes, per_node = view.int_value("trainer.nnodes"), view.int_value("trainer.n_gpus_per_node")
+        sp = view.int_value(f"{ACTOR}.ulysses_sequence_parallel_size") or 1
+        if nnodes and per_node and micro_n * sp < nnodes * per_node:
+            report(f"{ACTOR}.ppo_micro_batch_size",
+                   f"ppo_micro_batch_size ({micro_n}) x ulysses_sequence_parallel_size ({sp}) must be >= "
+                   f"the number of GPUs ({nnodes * per_node})")
+    return out

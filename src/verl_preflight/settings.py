@@ -1,0 +1,30 @@
+"""`[tool.validate-scripts]` in the pyproject.toml of the current directory (or above)."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+
+
+def project_settings(start: str | None = None) -> dict:
+    cur = os.path.abspath(start or os.getcwd())
+    for _ in range(32):
+        path = os.path.join(cur, "pyproject.toml")
+        if os.path.isfile(path):
+            try:
+                with open(path, "rb") as fh:
+                    data = tomllib.load(fh)
+            except (OSError, tomllib.TOMLDecodeError):
+                return {}
+            table = data.get("tool", {}).get("validate-scripts", {})
+            if not isinstance(table, dict):
+                return {}
+            out = dict(table)
+            if isinstance(out.get("schema"), str) and not os.path.isabs(out["schema"]):
+                out["schema"] = os.path.join(cur, out["schema"])
+            return out
+        parent = os.path.dirname(cur)
+        if parent == cur:
+            return {}
+        cur = parent
+    return {}

@@ -1,0 +1,82 @@
+"""The policy schema: shipped default, --schema replace/extend, errors with file:line, pyproject."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from conftest import ROOT
+
+from verl_preflight.checks.rules.schema import DEFAULT_SCHEMA, SchemaError, load_schema
+from verl_preflight.cli import main
+from verl_preflight.rules import BY_ID
+
+Q35 = os.path.join(ROOT, "examples", "grpo_trainer", "run_qwen3_5_35b_megatron.sh")
+
+
+def test_shipped_schema_loads_and_every_policy_is_documented():
+    schema = load_schema()
+    assert schema.path == DEFAULT_SCHEMA
+    ids = [p.id for p in schema.policies]
+    assert {"use-mbridge", "gdn-flag-gate", "ascend-gdn-needs-triton-off", "qwen35-gpu-bshd",
+            "transformer-config-key", "parallelism", "batch-arithmetic"} <= set(ids)
+    assert all(i in BY_ID for i in ids)
+    assert {"use_ascend_gdn", "use_triton_gdn", "use_flash_attn", "use_naive_l2norm"} <= schema.backend_keys(["mindspeed"])
+
+
+@pytest.mark.parametrize("text,line,needle", [
+    ("version: 2\npolicies: []\n", 1, "version: 1"),
+    ("version: 1\npolicies:\n  - id: a\n    kind: nope\n", 4, "unknown kind"),
+    ("version: 1\npolicies:\n  - id: a\n    rule: nope\n", 4, "unknown rule"),
+    ("version: 1\npolicies:\n  - id: a\n    kind: required-value\n", 3, "needs `keys`"),
+    ("version: 1\npolicies:\n  - {id: a, rule: parallelism}\n  - {id: a, rule: parallelism}\n", 4, "twice"),
+    ("version: 1\npolicies: [\n", 3, "not valid YAML"),
+])
+def test_bad_schema_names_file_and_line(tmp_path, text, line, needle):
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    with pytest.raises(SchemaError) as err:
+        load_schema(str(path))
+    assert str(err.value).startswith(f"{path}:{line}: ")
+    assert needle in str(err.value)
+
+
+def test_bad_schema_exits_2(tmp_path, capsys):
+    path = tmp_path / "s.yaml"
+    path.write_text("version: 1\npolicies:\n  - id: x\n")
+    assert main(["--schema", str(path), Q35]) == 2
+    assert f"{path}:3:" in capsys.readouterr().err
+
+
+def test_replace_and_extend(tmp_path):
+    only = tmp_path / "only.yaml"
+    only.write_text("version: 1\npolicies:\n  - {id: parallelism, rule: parallelism}\n")
+    assert [p.id for p in load_schema(str(only)).policies] == ["parallelism"]
+    more = tmp_path / "more.yaml"
+    more.write_text("extends: default\nversion: 1\nbackends:\n  mine: {transformer_config_keys: [my_knob]}\n"
+                    "policies:\n  - id: ref-offload\n    kind: required-value\n"
+                    "    keys: {actor_rollout_ref.ref.megatron.param_offload: true}\n")
+    schema = load_schema(str(more))
+    assert "use-mbridge" in [p.id for p in schema.policies] and schema.policies[-1].id == "ref-offload"
+    assert "my_knob" in schema.backend_keys(["mine"])
+
+
+def test_user_policy_applies(tmp_path, capsys):
+    """A data policy written by a user is enforced like the shipped ones."""
+    schema = tmp_path / "s.yaml"
+    schema.write_text("extends: default\nversion: 1\npolicies:\n  - id: no-offload\n    kind: required-value\n"
+                      "    severity: warning\n    keys: {actor_rollout_ref.actor.megatron.param_offload: false}\n")
+    code = main(["--format", "json", "--schema", str(schema), "--profile", "DEVICE=gpu", Q35])
+    import json
+
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert [f["rule"] for f in doc["findings"]] == ["no-offload"]
+
+
+def test_pyproject_names_the_schema(tmp_path, capsys, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text('[tool.validate-scripts]\nschema = "policy.yaml"\n')
+    (tmp_path / "policy.yaml").write_text("version: 1\npolicies: [\n")
+    monkeypatch.chdir(tmp_path)
+    assert main([Q35]) == 2
+    assert "policy.yaml" in capsys.readouterr().err
