@@ -18,7 +18,7 @@ from verl_preflight.cli import main
 from verl_preflight.rules import RULES
 
 RULE_DIR = os.path.join(FIXTURES, "rules")
-EXTRA_ARGS = {"file-too-large": ["--max-bytes", "200"], "profiles-capped": ["--max-profiles", "4"]}
+EXTRA_ARGS = {"file-too-large": ["--max-bytes", "300"], "profiles-capped": ["--max-profiles", "4"]}
 
 
 def expected_lines(path: str, rule: str) -> set[int]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-_HEADER_LINE = re.compile(r"^#\s+-\s+([A-Za-z][\w.-]*)\s+(\S+)\s*$")
+_HEADER_LINE = re.compile(r"^#\s+-\s+([A-Za-z][\w.-]*)\s+(\S+)\s*(?:#.*)?$")
 _GIT_REQ = re.compile(r"^\s*[\w.-]+\s*@\s*git\+\S+/([^/@\s]+?)(?:\.git)?@(\S+)\s*$")
 
 

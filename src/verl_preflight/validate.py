@@ -170,7 +170,8 @@ def launch_view(spec: LaunchSpec, config_name: str | None, label: dict, cache: C
         if rec["package"] is not None or (rec["key"] in groups and rec["value_kind"] != "dict"):
             group_lines.append(text)
             continue
-        settings.append(Setting(rec["key"], rec["value"], o.field.known, o.loc, rec["kind"], text))
+        display = o.field.display.split("=", 1)[-1]
+        settings.append(Setting(rec["key"], rec["value"], o.field.known, o.loc, rec["kind"], text, display))
     snap = cache.snapshot(config_name, tuple(group_lines))
     if "tree" not in snap:
         return None

@@ -203,9 +203,20 @@ def dimensions(info: Scan) -> list[Dimension]:
                 values.append(v)
         if default is None and len(values) == 1:
             values.insert(0, None)  # unset: the script's own (unknown) default applies
+        elif len(values) == 1:
+            values.append(_complement(values[0]))  # the default is the only literal: try the rest
         if len(values) >= 2:
             dims.append(Dimension(name, values))
     return dims
+
+
+_COMPLEMENTS = {"True": "False", "False": "True", "true": "false", "false": "true", "1": "0", "0": "1",
+                "yes": "no", "no": "yes", "on": "off", "off": "on"}
+
+
+def _complement(value: str) -> str:
+    """A value that does not equal the only literal a switch is compared with."""
+    return _COMPLEMENTS.get(value, "<other>")
 
 
 def enumerate_profiles(dims: list[Dimension], cap: int) -> tuple[list[dict], int]:

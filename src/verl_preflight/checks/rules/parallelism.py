@@ -33,14 +33,16 @@ def check(policy, view, ctx) -> list[Finding]:
         tp, pp, cp = (view.int_value(f"{role}.{k}") for k in (
             "tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size"))
         ep = view.int_value(f"{role}.expert_model_parallel_size")
-        etp = view.int_value(f"{role}.expert_tensor_parallel_size") or tp
+        etp_set = view.int_value(f"{role}.expert_tensor_parallel_size")
+        etp = etp_set or tp
         if None in (tp, pp, cp) or min(tp, pp, cp) < 1:
             continue
         if world % (tp * pp * cp):
             report(f"{role}.tensor_model_parallel_size",
                    f"{role.split('.')[-2]}: TP x PP x CP = {tp}x{pp}x{cp} = {tp * pp * cp} does not divide "
                    f"the world of {world} devices ({nnodes} nodes x {per_node})")
-        if ep and etp and ep >= 1 and world % (etp * ep * pp):
+        # with EP=1 and ETP following TP this is the TP x PP check again: report it once
+        if ep and etp and (ep > 1 or etp_set) and world % (etp * ep * pp):
             report(f"{role}.expert_model_parallel_size",
                    f"{role.split('.')[-2]}: ETP x EP x PP = {etp}x{ep}x{pp} = {etp * ep * pp} does not divide "
                    f"the world of {world} devices")

@@ -21,8 +21,8 @@ def applies(policy, view) -> bool:
         if view.profile(var) != str(want):
             return False
     for key, pattern in (when.get("key-matches") or {}).items():
-        value = view.value(key)
-        if value is UNKNOWN or value is None or not re.search(pattern, str(value)):
+        shown = view.shown(key)
+        if shown is None or not re.search(pattern, shown):
             return False
     return True
 

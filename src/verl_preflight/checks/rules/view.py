@@ -23,6 +23,7 @@ class Setting:
     loc: object
     kind: str  # change, add, force_add, delete
     text: str
+    display: str = ""  # the value as shown, unknown parts as ${NAME}
 
 
 class LaunchView:
@@ -71,6 +72,14 @@ class LaunchView:
             if m:
                 return self.value(m.group(1), depth + 1)
         return node
+
+    def shown(self, key: str) -> str | None:
+        """The value as text, unknown parts shown as `${NAME}` (for pattern tests)."""
+        s = self.setting(key)
+        if s is not None:
+            return s.display if not s.known else str(s.value)
+        v = self.default(key)
+        return None if v is None else str(v)
 
     def int_value(self, key: str):
         v = self.value(key)
