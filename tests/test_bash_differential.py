@@ -9,6 +9,7 @@ same launches (module and every argument, in order) and agree on rejection.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import subprocess
@@ -61,6 +62,21 @@ def _scripts():
     return sorted(out)
 
 
+def declared_profiles(path) -> list[dict]:
+    """`# profiles: A=x,y B=z` in a fixture's header: the environments its author meant."""
+    with open(path, encoding="utf-8") as fh:
+        head = fh.read(2000)
+    m = re.search(r"^# profiles: (.*)$", head, re.MULTILINE)
+    if not m or m.group(1).strip().startswith("none"):
+        return []
+    dims = []
+    for item in m.group(1).split("(")[0].split():
+        name, _, values = item.partition("=")
+        if name and values:
+            dims.append([(name, v) for v in values.split(",")])
+    return [dict(combo) for combo in itertools.product(*dims)] if dims else []
+
+
 def _cases():
     cases = []
     for path in _scripts():
@@ -68,6 +84,9 @@ def _cases():
             script = parse_script(path, fh.read())
         info = prof.scan(script)
         envs, _ = prof.enumerate_profiles(prof.dimensions(info), 64)
+        for env in declared_profiles(path):
+            if env not in envs:
+                envs.append(env)
         for env in envs:
             label = ",".join(f"{k}={v}" for k, v in env.items()) or "default"
             cases.append(pytest.param(path, env, id=f"{os.path.relpath(path, ROOT)}[{label}]"))

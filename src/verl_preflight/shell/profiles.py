@@ -53,6 +53,13 @@ def _static_text(script: Script, node) -> str | None:
     return None
 
 
+def _glob_representative(pattern: str) -> str | None:
+    """A value a simple glob arm matches (`np*` -> `np`); None for `*` or anything complex."""
+    if any(ch in pattern for ch in "[]\\$`'\"|(){}") or not pattern.strip("*?"):
+        return None
+    return pattern.replace("*", "").replace("?", "x")
+
+
 def _var_of(script: Script, node) -> str | None:
     """NAME when node is `$NAME`, `${NAME}`, `${NAME:-...}` or those in double quotes."""
     if node.type == "string":
@@ -124,6 +131,8 @@ def _scan_into(script: Script, result: Scan, follow: bool, depth: int, seen: set
                     for i, c in enumerate(item.children):
                         if item.field_name_for_child(i) == "value":
                             lit = _static_text(script, c)
+                            if lit is None:
+                                lit = _glob_representative(script.text(c))
                             _tested(result, name, lit)
         elif t == "binary_expression":
             op = node.child_by_field_name("operator")
