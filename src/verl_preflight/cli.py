@@ -22,7 +22,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("paths", nargs="*", help="script files or folders (every *.sh below)")
     p.add_argument("--verl-config", metavar="DIR", help="verl's trainer/config folder")
-    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument("--format", choices=["text", "json", "sarif", "github"], default="text")
     p.add_argument("--profile", action="append", metavar="KEY=VAL[,KEY=VAL...]",
                    help="check only this environment (repeatable); others are unset")
     p.add_argument("--max-profiles", type=int, default=64)
@@ -139,6 +139,14 @@ def _validate(argv) -> int:
         from .report import json_report
 
         sys.stdout.write(json_report.render(results, findings, source))
+    elif args.format == "sarif":
+        from .report import sarif
+
+        sys.stdout.write(sarif.render(results, findings, source))
+    elif args.format == "github":
+        from .report import github
+
+        sys.stdout.write(github.render(results, findings))
     else:
         from .report import text
 

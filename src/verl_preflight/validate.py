@@ -141,7 +141,7 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
                 if cache is not None:
                     problems = check_launch(spec, config_name, cache)
                     findings.extend(f.in_profile(label) for f in problems)
-                    if opts.schema is not None and not any(f.severity == "error" for f in problems):
+                    if opts.schema is not None:
                         view = launch_view(spec, config_name, label, cache)
                         if view is not None:
                             findings.extend(f.in_profile(label)

@@ -1,0 +1,25 @@
+"""`--format github`: workflow commands that GitHub shows inline on a pull request."""
+
+from __future__ import annotations
+
+COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+def _data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _prop(text: str) -> str:
+    return _data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render(results, findings) -> str:
+    lines = []
+    for f in findings:
+        where = f"file={_prop(f.path)},line={max(1, f.line)},col={max(1, f.column)}"
+        message = f.message
+        if f.profiles and list(f.profiles) != [()]:
+            shown = "; ".join(" ".join(f"{k}={v}" for k, v in p) or "default" for p in f.profiles)
+            message += f" (profiles: {shown})"
+        lines.append(f"::{COMMANDS.get(f.severity, 'warning')} {where},title={_prop(f.rule)}::{_data(message)}")
+    return "\n".join(lines) + ("\n" if lines else "")
