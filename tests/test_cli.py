@@ -39,7 +39,8 @@ ACTOR=(
     actor_rollout_ref.actor.optim.lr=1e-6
     actor_rollout_ref.actor.megatron.override_transformer_config.use_flash_attn=True
 )
-python3 -m verl.trainer.main_ppo model_engine=megatron "${ACTOR[@]}" trainer.total_epoch=2 "$@"
+python3 -m verl.trainer.main_ppo model_engine=megatron "${ACTOR[@]}" trainer.total_epoch=2 \
+    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "$@"
 """
 
 
@@ -100,7 +101,8 @@ def test_json_finding_shape(tmp_path, capsys):
     assert launch == {"line": 7, "module": "verl.trainer.main_ppo", "config_name": "ppo_trainer",
                       "overrides": ["model_engine=megatron", "actor_rollout_ref.actor.optim.lr=1e-6",
                                     "actor_rollout_ref.actor.megatron.override_transformer_config.use_flash_attn=True",
-                                    "trainer.total_epoch=2"]}
+                                    "trainer.total_epoch=2",
+                                    "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1"]}
 
 
 def test_findings_merge_across_profiles(tmp_path, capsys):
@@ -108,7 +110,8 @@ def test_findings_merge_across_profiles(tmp_path, capsys):
 #!/usr/bin/env bash
 MODE=${MODE:-a}
 case "$MODE" in a) N=1 ;; b) N=2 ;; esac
-python3 -m verl.trainer.main_ppo trainer.nnodes=$N trainer.no_such=1 "$@"
+python3 -m verl.trainer.main_ppo trainer.nnodes=$N trainer.no_such=1 \\
+    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "$@"
 """)
     code, out, _ = run(capsys, "--format", "json", path)
     doc = json.loads(out)
