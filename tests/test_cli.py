@@ -238,3 +238,39 @@ def test_console_command_is_installed():
     exe = os.path.join(os.path.dirname(sys.executable), "validate-scripts")
     proc = subprocess.run([exe, "--explain", "config-group"], capture_output=True, text=True)
     assert proc.returncode == 0 and "config-group" in proc.stdout
+
+
+def test_render_as_overrides_and_config(capsys):
+    code, out, _ = run(capsys, "render", Q35, "--profile", "DEVICE=npu,USE_MINDSPEED_BRIDGE=True", "--as", "overrides")
+    lines = [ln for ln in out.splitlines() if ln and not ln.startswith("#")]
+    assert code == 0 and lines[0] == "model_engine=megatron"
+    assert "+actor_rollout_ref.actor.megatron.override_transformer_config.use_ascend_gdn=True" in lines
+    code, out, _ = run(capsys, "render", Q35, "--profile", "DEVICE=npu,USE_MINDSPEED_BRIDGE=True", "--as", "config")
+    import yaml
+
+    doc = yaml.safe_load("\n".join(ln for ln in out.splitlines() if not ln.startswith("#")))
+    otc = doc["actor_rollout_ref"]["actor"]["megatron"]["override_transformer_config"]
+    assert otc["use_ascend_gdn"] is True and otc["use_triton_gdn"] is False
+    assert doc["actor_rollout_ref"]["model"]["path"] == "<unknown>/models/Qwen3.5-35B-A3B"
+    assert "model_engine" not in doc  # a group selection, not a change of value
+
+
+def test_profile_current_probes_device(capsys, monkeypatch):
+    monkeypatch.delenv("DEVICE", raising=False)
+    monkeypatch.setenv("USE_MINDSPEED_BRIDGE", "True")
+    code, out, _ = run(capsys, "--format", "json", "--profile", "current", Q35)
+    profiles = json.loads(out)["scripts"][0]["profiles"]
+    # torch_npu is not installed here, so the probe says gpu; the env is taken as it is
+    assert [p["env"] for p in profiles] == [{"DEVICE": "gpu", "USE_MINDSPEED_BRIDGE": "True"}]
+    assert profiles[0]["launches"][0]["overrides"][1].startswith(f"data.train_files={os.environ['HOME']}")
+
+
+def test_color_only_when_asked(tmp_path, capsys, monkeypatch):
+    path = write(tmp_path, "bad.sh", BAD)
+    _, plain, _ = run(capsys, path)
+    assert "\033[" not in plain
+    _, colored, _ = run(capsys, "--color", "always", path)
+    assert "\033[1;31merror\033[0m" in colored
+    monkeypatch.setenv("NO_COLOR", "1")
+    _, auto, _ = run(capsys, "--color", "auto", path)
+    assert "\033[" not in auto

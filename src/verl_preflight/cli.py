@@ -14,6 +14,9 @@ class UsageError(Exception):
     pass
 
 
+CURRENT = {"__current__": "1"}  # --profile current: this machine's environment
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="validate-scripts",
@@ -32,6 +35,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     p.add_argument("--quiet", "-q", action="store_true", help="findings only, no summary or info")
     p.add_argument("--schema", metavar="FILE", help="policy schema (YAML) instead of the shipped one")
+    p.add_argument("--color", choices=["auto", "always", "never"], default="auto",
+                   help="colour the severities (auto: on a terminal, unless NO_COLOR is set)")
     return p
 
 
@@ -40,6 +45,9 @@ def parse_profiles(values) -> list[dict] | None:
         return None
     out = []
     for value in values:
+        if value.strip() == "current":
+            out.append(CURRENT)
+            continue
         env = {}
         for item in value.split(","):
             item = item.strip()
@@ -88,7 +96,13 @@ def _setup(args):
         cache = ConfigCache(source, use_disk=not args.no_cache)
     except OSError as err:
         raise UsageError(f"cannot read the verl config tree: {err}") from err
-    opts = Options(max_profiles=args.max_profiles, pinned=parse_profiles(args.profile),
+    pinned = parse_profiles(args.profile)
+    current = bool(pinned) and CURRENT in pinned
+    if current:
+        pinned = [p for p in pinned if p is not CURRENT] or None
+        if pinned:
+            raise UsageError("--profile current cannot be combined with other --profile values")
+    opts = Options(max_profiles=args.max_profiles, pinned=pinned, current=current,
                    max_bytes=args.max_bytes, schema=_schema(getattr(args, "schema", None)))
     return files, source, cache, opts
 
@@ -150,7 +164,7 @@ def _validate(argv) -> int:
     else:
         from .report import text
 
-        sys.stdout.write(text.render(results, findings, seconds, args.quiet))
+        sys.stdout.write(text.render(results, findings, seconds, args.quiet, _use_color(args.color)))
     for line in unreadable:
         print(f"validate-scripts: {line}", file=sys.stderr)
     if unreadable:
@@ -162,6 +176,16 @@ def _validate(argv) -> int:
     return EXIT_OK
 
 
+def _use_color(choice: str) -> bool:
+    import os
+
+    if choice == "always":
+        return True
+    if choice == "never" or os.environ.get("NO_COLOR"):
+        return False
+    return sys.stdout.isatty()
+
+
 def shell_word(field) -> str:
     """A field as one shell word: known text quoted, unknown pieces left to the shell
     that will run it (`"${HOME}"`, `"$(...)"`)."""
@@ -169,6 +193,48 @@ def shell_word(field) -> str:
     for piece in field.pieces:
         parts.append(shlex.quote(piece) if isinstance(piece, str) else f'"{piece.text}"')
     return "".join(parts) or "''"
+
+
+def config_changes(cache, la) -> str:
+    """The composed config's values that differ from verl's defaults for the same config-group
+    selections, as YAML (real hydra.compose)."""
+    import yaml
+    from omegaconf import OmegaConf
+
+    from .validate import _override_text
+    from .verl_config import compose_raw
+
+    if la.config_name is None:
+        return f"# {la.module}: not a Hydra entry point of this verl"
+    texts = [t for t in (_override_text(o) for o in la.spec.overrides) if t is not None]
+    groups = set(cache.groups or ())
+    selections = [t for t in texts if "@" in t.split("=")[0] or t.split("=")[0].lstrip("+~") in groups]
+    try:
+        base = OmegaConf.to_container(compose_raw(cache.source.path, la.config_name, selections), resolve=False)
+        mine = OmegaConf.to_container(compose_raw(cache.source.path, la.config_name, texts), resolve=False)
+    except Exception as err:  # Hydra refuses the overrides: say so, as validate would
+        return f"# does not compose: {str(err).splitlines()[0]}"
+    base.pop("hydra", None)
+    mine.pop("hydra", None)
+    changed = _diff(base, mine)
+    if not changed:
+        return "{}"
+    from .validate import UNKNOWN_STANDIN
+
+    text = yaml.safe_dump(changed, sort_keys=False, default_flow_style=False).rstrip()
+    return text.replace(UNKNOWN_STANDIN, "<unknown>")
+
+
+def _diff(base, mine):
+    if isinstance(base, dict) and isinstance(mine, dict):
+        out = {}
+        for key, value in mine.items():
+            if key not in base:
+                out[key] = value
+            elif base[key] != value:
+                out[key] = _diff(base[key], value)
+        return out
+    return mine
 
 
 def _render(argv) -> int:
@@ -179,6 +245,8 @@ def _render(argv) -> int:
     p.add_argument("--profile", action="append", metavar="KEY=VAL[,KEY=VAL...]")
     p.add_argument("--max-profiles", type=int, default=64)
     p.add_argument("--no-cache", action="store_true")
+    p.add_argument("--as", dest="as_", choices=["command", "overrides", "config"], default="command",
+                   help="the launch command, the overrides alone, or the config changes as YAML")
     args = p.parse_args(argv)
     args.paths = [args.script]
     args.max_bytes = 5 * 1024 * 1024
@@ -195,6 +263,12 @@ def _render(argv) -> int:
             env = " ".join(f"{k}={v}" for k, v in prof.env.items()) or "default"
             out.append(f"# {r.path} [{env}]: {prof.status}")
             for la in prof.launches:
+                if args.as_ == "overrides":
+                    out.extend(shell_word(o.field) for o in la.spec.overrides)
+                    continue
+                if args.as_ == "config":
+                    out.append(config_changes(cache, la))
+                    continue
                 out.append(f"python3 -m {la.module} \\")
                 args_list = []
                 if la.spec is not None and la.spec.config_name:

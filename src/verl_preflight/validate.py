@@ -30,6 +30,7 @@ class Options:
     budget: Budget = field(default_factory=Budget)
     ambient: dict | None = None  # tests: the complete environment
     schema: object = None  # checks.rules.schema.Schema; None: no policy rules
+    current: bool = False  # --profile current: this machine's environment
     _once: set = field(default_factory=set)
 
     def once(self, key: str) -> bool:
@@ -112,7 +113,10 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
     findings = list(syntax_findings(script))
     info = prof.scan(script)
     unset = prof.unset_inputs(info)
-    if opts.pinned:
+    ambient = opts.ambient
+    if opts.current:
+        envs, ambient = [current_env(prof.dimensions(info))], dict(os.environ)
+    elif opts.pinned:
         envs = [dict(p) for p in opts.pinned]
         unset |= {k for p in envs for k in p}
     else:
@@ -124,7 +128,7 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
     all_launches = []
     parsed: dict = {}
     for env in envs:
-        for outcome in evaluate(script, env, unset, find_entry, ambient=opts.ambient, budget=opts.budget,
+        for outcome in evaluate(script, env, unset, find_entry, ambient=ambient, budget=opts.budget,
                                 parsed=parsed):
             label = outcome.label
             launches = []
@@ -185,6 +189,23 @@ def _override_text(o) -> str | None:
     if not isinstance(key_part, str) or ("=" not in key_part and not key_part.startswith("~")):
         return None
     return "".join(p if isinstance(p, str) else UNKNOWN_STANDIN for p in o.field.pieces)
+
+
+def current_env(dims) -> dict:
+    """The one profile this machine will run: its environment, DEVICE probed like the scripts do."""
+    import importlib.util
+
+    env = {}
+    for d in dims:
+        if d.name in os.environ:
+            env[d.name] = os.environ[d.name]
+        elif d.name == "DEVICE":
+            try:
+                npu = importlib.util.find_spec("torch_npu") is not None
+            except (ImportError, ValueError):
+                npu = False
+            env["DEVICE"] = "npu" if npu else "gpu"
+    return env
 
 
 def _config_name(spec: LaunchSpec, cache: ConfigCache | None) -> str | None:

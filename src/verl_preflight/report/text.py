@@ -13,9 +13,14 @@ def profile_text(profiles) -> str:
     return " (profiles: " + "; ".join(shown) + ")"
 
 
-def finding_line(f) -> str:
+COLORS = {"error": "\033[1;31m", "warning": "\033[1;33m", "info": "\033[1;36m"}
+RESET = "\033[0m"
+
+
+def finding_line(f, color: bool = False) -> str:
     where = f"{f.path}:{f.line}:{f.column}" if f.line else f.path
-    return f"{where}: {f.severity}: {f.message} [{f.rule}]{profile_text(f.profiles)}"
+    severity = f"{COLORS[f.severity]}{f.severity}{RESET}" if color and f.severity in COLORS else f.severity
+    return f"{where}: {severity}: {f.message} [{f.rule}]{profile_text(f.profiles)}"
 
 
 def summary(results, findings, seconds: float) -> str:
@@ -27,8 +32,8 @@ def summary(results, findings, seconds: float) -> str:
             f"{warnings} warning{'s' if warnings != 1 else ''} ({seconds:.2f}s)")
 
 
-def render(results, findings, seconds: float, quiet: bool = False) -> str:
-    lines = [finding_line(f) for f in findings if not (quiet and f.severity == "info")]
+def render(results, findings, seconds: float, quiet: bool = False, color: bool = False) -> str:
+    lines = [finding_line(f, color) for f in findings if not (quiet and f.severity == "info")]
     if not quiet:
         lines.append(summary(results, findings, seconds))
     return "\n".join(lines) + ("\n" if lines else "")
