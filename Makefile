@@ -13,6 +13,7 @@ $(STAMP): pyproject.toml Makefile
 	$(VPY) -m pip install --quiet --upgrade pip
 	$(VPY) -m pip install --quiet -e '.[test]'
 	$(VPY) -m pip install --quiet --no-deps verl==0.9.1 megatron-core==0.16.1
+	$(VPY) -m pip download --quiet --no-deps --only-binary :all: -d $(VENV)/wheels verl==0.9.1
 	touch $(STAMP)
 
 validate: $(STAMP)

@@ -56,8 +56,11 @@ def _scripts():
         for dirpath, _, files in os.walk(top):
             for name in sorted(files):
                 path = os.path.join(dirpath, name)
-                if name.endswith(".sh") and not name.startswith("lib_") and \
-                        os.path.relpath(path, FIXTURES) not in NOT_RUNNABLE:
+                if (
+                    name.endswith(".sh")
+                    and not name.startswith("lib_")
+                    and os.path.relpath(path, FIXTURES) not in NOT_RUNNABLE
+                ):
                     out.append(path)
     return sorted(out)
 
@@ -109,8 +112,14 @@ def run_bash(path, env, stub_dir, tmp_path):
     base_path = f"{stub_dir}:/usr/bin:/bin"
     full_env = {"PATH": base_path, "HOME": HOME, "STUB_RECORD": str(record)}
     full_env.update({k: v for k, v in env.items() if v is not None})
-    proc = subprocess.run(["bash", os.path.basename(path)], cwd=os.path.dirname(path), env=full_env,
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        ["bash", os.path.basename(path)],
+        cwd=os.path.dirname(path),
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     launches = [r.split("\0") for r in record.read_text().split(RECORD_SEP) if r]
     return proc.returncode, launches, base_path
 
@@ -124,8 +133,8 @@ def field_matches(field, text: str) -> bool:
 def same_launches(evaluated, recorded) -> bool:
     if len(evaluated) != len(recorded):
         return False
-    for argv, real in zip(evaluated, recorded):
-        if len(argv) != len(real) or not all(field_matches(f, t) for f, t in zip(argv, real)):
+    for argv, real in zip(evaluated, recorded, strict=False):
+        if len(argv) != len(real) or not all(field_matches(f, t) for f, t in zip(argv, real, strict=False)):
             return False
     return True
 
@@ -137,12 +146,15 @@ def test_evaluator_matches_bash(path, env, stub_dir, tmp_path):
         script = parse_script(path, fh.read())
     info = prof.scan(script)
     ambient = {"PATH": base_path, "HOME": HOME, "STUB_RECORD": str(tmp_path / "record")}
-    outcomes = evaluate(script, env, prof.unset_inputs(info), find_entry, ambient=ambient,
-                        script_name=os.path.basename(path))
-    candidates = [(o.status, [la.argv[la.entry:] for la in o.launches]) for o in outcomes]
+    outcomes = evaluate(
+        script, env, prof.unset_inputs(info), find_entry, ambient=ambient, script_name=os.path.basename(path)
+    )
+    candidates = [(o.status, [la.argv[la.entry :] for la in o.launches]) for o in outcomes]
     matching = [status for status, launches in candidates if same_launches(launches, bash_launches)]
-    assert matching, (f"bash passed {bash_launches!r}\nthe evaluator gives "
-                      f"{[[[f.display for f in la] for la in c[1]] for c in candidates]!r}")
+    assert matching, (
+        f"bash passed {bash_launches!r}\nthe evaluator gives "
+        f"{[[[f.display for f in la] for la in c[1]] for c in candidates]!r}"
+    )
     if code != 0 and not bash_launches:
         assert "rejected" in matching
     if bash_launches:

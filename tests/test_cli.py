@@ -57,19 +57,20 @@ def test_examples_are_clean_in_every_profile(capsys):
         for prof in script["profiles"]:
             assert prof["status"] == "launches", (rel, prof["env"])
             assert all(la["module"] == "verl.trainer.main_ppo" for la in prof["launches"])
-    for name in ("run_qwen3_5_35b_megatron.sh", "run_qwen3_5_122b_a10b_megatron.sh",
-                 "run_qwen3_5_397b_megatron.sh"):
+    for name in ("run_qwen3_5_35b_megatron.sh", "run_qwen3_5_122b_a10b_megatron.sh", "run_qwen3_5_397b_megatron.sh"):
         profiles = scripts[f"examples/grpo_trainer/{name}"]["profiles"]
         envs = [p["env"] for p in profiles]
-        for env in ({"DEVICE": "gpu", "USE_MINDSPEED_BRIDGE": "False"},
-                    {"DEVICE": "npu", "USE_MINDSPEED_BRIDGE": "False"},
-                    {"DEVICE": "npu", "USE_MINDSPEED_BRIDGE": "True"}):
+        for env in (
+            {"DEVICE": "gpu", "USE_MINDSPEED_BRIDGE": "False"},
+            {"DEVICE": "npu", "USE_MINDSPEED_BRIDGE": "False"},
+            {"DEVICE": "npu", "USE_MINDSPEED_BRIDGE": "True"},
+        ):
             assert env in envs, (name, envs)
         for p in profiles:
             overrides = p["launches"][0]["overrides"]
             has_gdn = any(flag in o for o in overrides for flag in GDN)
             assert has_gdn == (p["env"] == {"DEVICE": "npu", "USE_MINDSPEED_BRIDGE": "True"}), (name, p["env"])
-            assert overrides[-1] != "", "the user's \"$@\" expands to nothing"
+            assert overrides[-1] != "", 'the user\'s "$@" expands to nothing'
 
 
 def test_text_findings_are_gcc_style_with_locations(tmp_path, capsys):
@@ -98,21 +99,32 @@ def test_json_finding_shape(tmp_path, capsys):
     assert f["key"] == "actor_rollout_ref.actor.megatron.override_transformer_config.use_flash_attn"
     assert f["profiles"] == [{}]
     launch = doc["scripts"][0]["profiles"][0]["launches"][0]
-    assert launch == {"line": 7, "module": "verl.trainer.main_ppo", "config_name": "ppo_trainer",
-                      "overrides": ["model_engine=megatron", "actor_rollout_ref.actor.optim.lr=1e-6",
-                                    "actor_rollout_ref.actor.megatron.override_transformer_config.use_flash_attn=True",
-                                    "trainer.total_epoch=2",
-                                    "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1"]}
+    assert launch == {
+        "line": 7,
+        "module": "verl.trainer.main_ppo",
+        "config_name": "ppo_trainer",
+        "overrides": [
+            "model_engine=megatron",
+            "actor_rollout_ref.actor.optim.lr=1e-6",
+            "actor_rollout_ref.actor.megatron.override_transformer_config.use_flash_attn=True",
+            "trainer.total_epoch=2",
+            "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1",
+        ],
+    }
 
 
 def test_findings_merge_across_profiles(tmp_path, capsys):
-    path = write(tmp_path, "sw.sh", """\
+    path = write(
+        tmp_path,
+        "sw.sh",
+        """\
 #!/usr/bin/env bash
 MODE=${MODE:-a}
 case "$MODE" in a) N=1 ;; b) N=2 ;; esac
 python3 -m verl.trainer.main_ppo trainer.nnodes=$N trainer.no_such=1 \\
     actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "$@"
-""")
+""",
+    )
     code, out, _ = run(capsys, "--format", "json", path)
     doc = json.loads(out)
     assert code == 1
@@ -160,12 +172,15 @@ def test_explain(capsys):
     assert code == 2 and "no rule" in err
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["/no/such/path.sh"], "no such file"),
-    (["--verl-config", "/nonexistent", EXAMPLES], "not a directory"),
-    ([], "no paths"),
-    (["--profile", "DEVICE", EXAMPLES], "KEY=VAL"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["/no/such/path.sh"], "no such file"),
+        (["--verl-config", "/nonexistent", EXAMPLES], "not a directory"),
+        ([], "no paths"),
+        (["--profile", "DEVICE", EXAMPLES], "KEY=VAL"),
+    ],
+)
 def test_usage_errors_exit_2(capsys, args, needle):
     code, _, err = run(capsys, *args)
     assert code == 2
@@ -201,8 +216,12 @@ def test_garbage_input_never_tracebacks(tmp_path):
 
 
 def test_strict_turns_warnings_into_failure(tmp_path, capsys):
-    path = write(tmp_path, "w.sh", "#!/usr/bin/env bash\nset -u\npython3 -m verl.trainer.main_ppo data.train_files=$TRAIN "
-                 "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 data.train_batch_size=512 \"$@\"\n")
+    path = write(
+        tmp_path,
+        "w.sh",
+        "#!/usr/bin/env bash\nset -u\npython3 -m verl.trainer.main_ppo data.train_files=$TRAIN "
+        'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 data.train_batch_size=512 "$@"\n',
+    )
     code, out, _ = run(capsys, path)
     assert code == 0 and "unset-variable" in out
     code, _, _ = run(capsys, "--strict", path)

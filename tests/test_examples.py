@@ -50,9 +50,16 @@ def test_shellcheck_has_nothing_at_warning_or_above(path):
 def test_header_versions_match_requirements(path):
     header = header_components(read(path))
     pins = requirement_refs(read(REQUIREMENTS))
-    assert set(header) == {"Megatron-LM", "Megatron-Bridge", "MindSpeed", "MegatronAdaptor",
-                           "TransformerEngineNPU", "MindSpeed-Ops", "MindSpeed-Bridge",
-                           "flash-linear-attention-npu"}
+    assert set(header) == {
+        "Megatron-LM",
+        "Megatron-Bridge",
+        "MindSpeed",
+        "MegatronAdaptor",
+        "TransformerEngineNPU",
+        "MindSpeed-Ops",
+        "MindSpeed-Bridge",
+        "flash-linear-attention-npu",
+    }
     assert drift(header, pins) == []
     assert header["Megatron-LM"][0] == "core_v0.18.0" and header["Megatron-Bridge"][0] == "v0.5.0"
 

@@ -55,8 +55,27 @@ class Generator:
 
     def value(self) -> str:
         r = self.rng
-        return r.choice(["1", "0", "-3", "2.5", "1e-6", "True", "false", "null", "abc", "'a b'",
-                         "[1,2]", "[]", "{a:1}", "{}", "'${trainer.nnodes}'", "bfloat16", "\"x,y\""])
+        return r.choice(
+            [
+                "1",
+                "0",
+                "-3",
+                "2.5",
+                "1e-6",
+                "True",
+                "false",
+                "null",
+                "abc",
+                "'a b'",
+                "[1,2]",
+                "[]",
+                "{a:1}",
+                "{}",
+                "'${trainer.nnodes}'",
+                "bfloat16",
+                '"x,y"',
+            ]
+        )
 
     def key(self) -> str:
         r = self.rng
@@ -106,8 +125,16 @@ class Generator:
             return ["model_engine=megatron"]
         if pick < 0.9:
             return ["model_engine=dp"]
-        return [r.choice(["model_engine=megatorn", "+model_engine=megatron", "model_engine={a:1}",
-                          "actor@actor_rollout_ref.actor=megatron_actor"])]
+        return [
+            r.choice(
+                [
+                    "model_engine=megatorn",
+                    "+model_engine=megatron",
+                    "model_engine={a:1}",
+                    "actor@actor_rollout_ref.actor=megatron_actor",
+                ]
+            )
+        ]
 
     def case(self):
         r = self.rng
@@ -138,7 +165,8 @@ class HydraOracle:
 
     def is_group(self, override) -> bool:
         return override.package is not None or (
-            self.repo.group_exists(override.key_or_group) and not isinstance(override.value(), dict))
+            self.repo.group_exists(override.key_or_group) and not isinstance(override.value(), dict)
+        )
 
     def verdict(self, config_name: str, overrides: list[str], group_names=None) -> int | None:
         from hydra._internal.config_loader_impl import ConfigLoaderImpl
@@ -174,13 +202,15 @@ class HydraOracle:
                 return i
         return None
 
-
     def _blamed(self, config_name, overrides, parsed, group_idx, message) -> int:
         """The group override Hydra's message names; else the shortest failing prefix."""
         named = [i for i in group_idx if overrides[i] in message]
         if not named:
-            named = [i for i in group_idx
-                     if f"'{parsed[i].key_or_group}/" in message or f"'{parsed[i].key_or_group}'" in message]
+            named = [
+                i
+                for i in group_idx
+                if f"'{parsed[i].key_or_group}/" in message or f"'{parsed[i].key_or_group}'" in message
+            ]
         if named:
             return named[0]
         for n in range(1, len(group_idx) + 1):

@@ -39,8 +39,9 @@ def findings_for(path: str, rule: str, capsys) -> list[dict]:
 
 
 def test_every_rule_has_fixtures():
-    missing = [r.id for r in RULES
-               if not all(os.path.isfile(os.path.join(RULE_DIR, r.id, f)) for f in ("bad.sh", "good.sh"))]
+    missing = [
+        r.id for r in RULES if not all(os.path.isfile(os.path.join(RULE_DIR, r.id, f)) for f in ("bad.sh", "good.sh"))
+    ]
     assert not missing
 
 
@@ -78,8 +79,11 @@ def test_seed_regressions_exist():
 def test_seed_regression_is_caught_at_the_right_line(path, capsys):
     """The two mistakes the seed PRs fixed (#7335 GDN gate, #6429 use_mbridge) are caught where they are."""
     with open(path, encoding="utf-8") as fh:
-        marks = {(m.group(1), n) for n, line in enumerate(fh, start=1)
-                 for m in re.finditer(r"#\s*expect:\s*([a-z0-9-]+)", line)}
+        marks = {
+            (m.group(1), n)
+            for n, line in enumerate(fh, start=1)
+            for m in re.finditer(r"#\s*expect:\s*([a-z0-9-]+)", line)
+        }
     assert marks
     main(["--format", "json", path])
     findings = json.loads(capsys.readouterr().out)["findings"]

@@ -18,20 +18,32 @@ def test_shipped_schema_loads_and_every_policy_is_documented():
     schema = load_schema()
     assert schema.path == DEFAULT_SCHEMA
     ids = [p.id for p in schema.policies]
-    assert {"use-mbridge", "gdn-flag-gate", "ascend-gdn-needs-triton-off", "qwen35-gpu-bshd",
-            "transformer-config-key", "parallelism", "batch-arithmetic"} <= set(ids)
+    assert {
+        "use-mbridge",
+        "gdn-flag-gate",
+        "ascend-gdn-needs-triton-off",
+        "qwen35-gpu-bshd",
+        "transformer-config-key",
+        "parallelism",
+        "batch-arithmetic",
+    } <= set(ids)
     assert all(i in BY_ID for i in ids)
-    assert {"use_ascend_gdn", "use_triton_gdn", "use_flash_attn", "use_naive_l2norm"} <= schema.backend_keys(["mindspeed"])
+    assert {"use_ascend_gdn", "use_triton_gdn", "use_flash_attn", "use_naive_l2norm"} <= schema.backend_keys(
+        ["mindspeed"]
+    )
 
 
-@pytest.mark.parametrize("text,line,needle", [
-    ("version: 2\npolicies: []\n", 1, "version: 1"),
-    ("version: 1\npolicies:\n  - id: a\n    kind: nope\n", 4, "unknown kind"),
-    ("version: 1\npolicies:\n  - id: a\n    rule: nope\n", 4, "unknown rule"),
-    ("version: 1\npolicies:\n  - id: a\n    kind: required-value\n", 3, "needs `keys`"),
-    ("version: 1\npolicies:\n  - {id: a, rule: parallelism}\n  - {id: a, rule: parallelism}\n", 4, "twice"),
-    ("version: 1\npolicies: [\n", 3, "not valid YAML"),
-])
+@pytest.mark.parametrize(
+    "text,line,needle",
+    [
+        ("version: 2\npolicies: []\n", 1, "version: 1"),
+        ("version: 1\npolicies:\n  - id: a\n    kind: nope\n", 4, "unknown kind"),
+        ("version: 1\npolicies:\n  - id: a\n    rule: nope\n", 4, "unknown rule"),
+        ("version: 1\npolicies:\n  - id: a\n    kind: required-value\n", 3, "needs `keys`"),
+        ("version: 1\npolicies:\n  - {id: a, rule: parallelism}\n  - {id: a, rule: parallelism}\n", 4, "twice"),
+        ("version: 1\npolicies: [\n", 3, "not valid YAML"),
+    ],
+)
 def test_bad_schema_names_file_and_line(tmp_path, text, line, needle):
     path = tmp_path / "s.yaml"
     path.write_text(text)
@@ -53,9 +65,11 @@ def test_replace_and_extend(tmp_path):
     only.write_text("version: 1\npolicies:\n  - {id: parallelism, rule: parallelism}\n")
     assert [p.id for p in load_schema(str(only)).policies] == ["parallelism"]
     more = tmp_path / "more.yaml"
-    more.write_text("extends: default\nversion: 1\nbackends:\n  mine: {transformer_config_keys: [my_knob]}\n"
-                    "policies:\n  - id: ref-offload\n    kind: required-value\n"
-                    "    keys: {actor_rollout_ref.ref.megatron.param_offload: true}\n")
+    more.write_text(
+        "extends: default\nversion: 1\nbackends:\n  mine: {transformer_config_keys: [my_knob]}\n"
+        "policies:\n  - id: ref-offload\n    kind: required-value\n"
+        "    keys: {actor_rollout_ref.ref.megatron.param_offload: true}\n"
+    )
     schema = load_schema(str(more))
     assert "use-mbridge" in [p.id for p in schema.policies] and schema.policies[-1].id == "ref-offload"
     assert "my_knob" in schema.backend_keys(["mine"])
@@ -64,8 +78,10 @@ def test_replace_and_extend(tmp_path):
 def test_user_policy_applies(tmp_path, capsys):
     """A data policy written by a user is enforced like the shipped ones."""
     schema = tmp_path / "s.yaml"
-    schema.write_text("extends: default\nversion: 1\npolicies:\n  - id: no-offload\n    kind: required-value\n"
-                      "    severity: warning\n    keys: {actor_rollout_ref.actor.megatron.param_offload: false}\n")
+    schema.write_text(
+        "extends: default\nversion: 1\npolicies:\n  - id: no-offload\n    kind: required-value\n"
+        "    severity: warning\n    keys: {actor_rollout_ref.actor.megatron.param_offload: false}\n"
+    )
     code = main(["--format", "json", "--schema", str(schema), "--profile", "DEVICE=gpu", Q35])
     import json
 

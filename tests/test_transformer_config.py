@@ -15,16 +15,23 @@ def test_fields_are_read_from_megatron_core_without_torch():
     fields = megatron_fields()
     assert fields is not None
     # TransformerConfig's own fields and its ModelParallelConfig base
-    assert {"recompute_granularity", "recompute_method", "moe_router_dtype", "num_layers",
-            "tensor_model_parallel_size"} <= fields
+    assert {
+        "recompute_granularity",
+        "recompute_method",
+        "moe_router_dtype",
+        "num_layers",
+        "tensor_model_parallel_size",
+    } <= fields
     assert "use_ascend_gdn" not in fields
 
 
 def test_reading_fields_imports_neither_torch_nor_megatron():
-    code = (f"import sys; sys.path.insert(0, {os.path.join(ROOT, 'src')!r});"
-            "from verl_preflight.checks.rules.transformer_config_keys import megatron_fields;"
-            "assert megatron_fields();"
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'megatron')))")
+    code = (
+        f"import sys; sys.path.insert(0, {os.path.join(ROOT, 'src')!r});"
+        "from verl_preflight.checks.rules.transformer_config_keys import megatron_fields;"
+        "assert megatron_fields();"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'megatron')))"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
@@ -32,11 +39,13 @@ def test_reading_fields_imports_neither_torch_nor_megatron():
 
 def test_without_megatron_core_the_rule_says_it_is_skipped_once(tmp_path):
     script = tmp_path / "s.sh"
-    script.write_text("#!/usr/bin/env bash\nA=(+actor_rollout_ref.actor.megatron.override_transformer_config.x=1)\n"
-                      "python3 -m verl.trainer.main_ppo model_engine=megatron \"${A[@]}\" "
-                      "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 data.train_batch_size=512 \"$@\"\n"
-                      "python3 -m verl.trainer.main_ppo model_engine=megatron \"${A[@]}\" "
-                      "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 data.train_batch_size=512 \"$@\"\n")
+    script.write_text(
+        "#!/usr/bin/env bash\nA=(+actor_rollout_ref.actor.megatron.override_transformer_config.x=1)\n"
+        'python3 -m verl.trainer.main_ppo model_engine=megatron "${A[@]}" '
+        'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 data.train_batch_size=512 "$@"\n'
+        'python3 -m verl.trainer.main_ppo model_engine=megatron "${A[@]}" '
+        'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 data.train_batch_size=512 "$@"\n'
+    )
     code = (
         "import sys, importlib.util; real = importlib.util.find_spec;"
         "importlib.util.find_spec = lambda n, *a: None if n == 'megatron' else real(n, *a);"

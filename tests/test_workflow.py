@@ -7,6 +7,7 @@ cannot reach."""
 from __future__ import annotations
 
 import os
+
 from conftest import ROOT
 
 WORKFLOW = os.path.join(ROOT, ".github", "workflows", "validate-scripts.yml")
@@ -28,4 +29,7 @@ def test_workflow_is_valid_yaml_with_the_job():
     steps = doc["jobs"]["validate"]["steps"]
     assert doc["jobs"]["validate"]["permissions"]["security-events"] == "write"
     assert [s.get("uses", "").split("@")[0] for s in steps if "uses" in s] == [
-        "actions/checkout", "actions/setup-python", "github/codeql-action/upload-sarif"]
+        "actions/checkout",
+        "actions/setup-python",
+        "github/codeql-action/upload-sarif",
+    ]

@@ -25,9 +25,20 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("paths", nargs="*", help="script files or folders (every *.sh below)")
     p.add_argument("--verl-config", metavar="DIR", help="verl's trainer/config folder")
+    p.add_argument(
+        "--verl",
+        metavar="VERSION",
+        action="append",
+        help="check against this verl release's config (its wheel is fetched once with "
+        "pip download --no-deps); repeat for a compatibility matrix",
+    )
     p.add_argument("--format", choices=["text", "json", "sarif", "github"], default="text")
-    p.add_argument("--profile", action="append", metavar="KEY=VAL[,KEY=VAL...]",
-                   help="check only this environment (repeatable); others are unset")
+    p.add_argument(
+        "--profile",
+        action="append",
+        metavar="KEY=VAL[,KEY=VAL...]",
+        help="check only this environment (repeatable); others are unset",
+    )
     p.add_argument("--max-profiles", type=int, default=64)
     p.add_argument("--max-bytes", type=int, default=5 * 1024 * 1024)
     p.add_argument("--strict", action="store_true", help="warnings also fail (exit 1)")
@@ -35,8 +46,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     p.add_argument("--quiet", "-q", action="store_true", help="findings only, no summary or info")
     p.add_argument("--schema", metavar="FILE", help="policy schema (YAML) instead of the shipped one")
-    p.add_argument("--color", choices=["auto", "always", "never"], default="auto",
-                   help="colour the severities (auto: on a terminal, unless NO_COLOR is set)")
+    p.add_argument(
+        "--color",
+        choices=["auto", "always", "never"],
+        default="auto",
+        help="colour the severities (auto: on a terminal, unless NO_COLOR is set)",
+    )
     return p
 
 
@@ -89,7 +104,13 @@ def _setup(args):
     except DiscoverError as err:
         raise UsageError(str(err)) from err
     try:
-        source = locate(args.verl_config)
+        versions = getattr(args, "verl", None)
+        if versions:
+            from .releases import release_source
+
+            source = release_source(versions[0])
+        else:
+            source = locate(args.verl_config)
     except ConfigTreeError as err:
         raise UsageError(str(err)) from err
     try:
@@ -102,8 +123,13 @@ def _setup(args):
         pinned = [p for p in pinned if p is not CURRENT] or None
         if pinned:
             raise UsageError("--profile current cannot be combined with other --profile values")
-    opts = Options(max_profiles=args.max_profiles, pinned=pinned, current=current,
-                   max_bytes=args.max_bytes, schema=_schema(getattr(args, "schema", None)))
+    opts = Options(
+        max_profiles=args.max_profiles,
+        pinned=pinned,
+        current=current,
+        max_bytes=args.max_bytes,
+        schema=_schema(getattr(args, "schema", None)),
+    )
     return files, source, cache, opts
 
 
@@ -144,6 +170,8 @@ def _validate(argv) -> int:
         return EXIT_OK
     if not args.paths:
         raise UsageError("no paths given (try: validate-scripts examples)")
+    if args.verl and len(args.verl) > 1:
+        return _matrix(args)
     start = time.perf_counter()
     files, source, cache, opts = _setup(args)
     results, unreadable = _run_all(files, cache, opts)
@@ -174,6 +202,34 @@ def _validate(argv) -> int:
     if args.strict and any(f.severity == "warning" for f in findings):
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _matrix(args) -> int:
+    """One run per verl release; a table of which scripts compose on which."""
+    versions = list(dict.fromkeys(args.verl))
+    table: dict[str, dict[str, str]] = {}
+    failed = False
+    for version in versions:
+        args.verl = [version]
+        files, source, cache, opts = _setup(args)
+        results, unreadable = _run_all(files, cache, opts)
+        if unreadable:
+            raise UsageError(unreadable[0])
+        for r in results:
+            errors = sum(1 for f in r.findings if f.severity == "error")
+            failed |= errors > 0
+            table.setdefault(r.path, {})[version] = "ok" if not errors else f"{errors} error{'s' * (errors > 1)}"
+    width = max([len("script")] + [len(p) for p in table])
+    heads = [f"verl {v}" for v in versions]
+
+    def row_text(first, cells):
+        return "  ".join([first.ljust(width)] + [c.ljust(len(h)) for c, h in zip(cells, heads, strict=True)])
+
+    out = [row_text("script", heads)]
+    for path, row in table.items():
+        out.append(row_text(path, [row.get(v, "-") for v in versions]))
+    sys.stdout.write("\n".join(line.rstrip() for line in out) + "\n")
+    return EXIT_FINDINGS if failed else EXIT_OK
 
 
 def _use_color(choice: str) -> bool:
@@ -238,15 +294,22 @@ def _diff(base, mine):
 
 
 def _render(argv) -> int:
-    p = argparse.ArgumentParser(prog="validate-scripts render",
-                                description="Print each profile's launch command, one override a line.")
+    p = argparse.ArgumentParser(
+        prog="validate-scripts render", description="Print each profile's launch command, one override a line."
+    )
     p.add_argument("script")
     p.add_argument("--verl-config", metavar="DIR")
+    p.add_argument("--verl", metavar="VERSION", action="append")
     p.add_argument("--profile", action="append", metavar="KEY=VAL[,KEY=VAL...]")
     p.add_argument("--max-profiles", type=int, default=64)
     p.add_argument("--no-cache", action="store_true")
-    p.add_argument("--as", dest="as_", choices=["command", "overrides", "config"], default="command",
-                   help="the launch command, the overrides alone, or the config changes as YAML")
+    p.add_argument(
+        "--as",
+        dest="as_",
+        choices=["command", "overrides", "config"],
+        default="command",
+        help="the launch command, the overrides alone, or the config changes as YAML",
+    )
     args = p.parse_args(argv)
     args.paths = [args.script]
     args.max_bytes = 5 * 1024 * 1024

@@ -34,7 +34,9 @@ def _walk(top: str, seen: set, excludes) -> list[str]:
             dirnames[:] = []
             continue
         visited_dirs.add(real)
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not _excluded(os.path.join(dirpath, d), excludes))
+        dirnames[:] = sorted(
+            d for d in dirnames if not d.startswith(".") and not _excluded(os.path.join(dirpath, d), excludes)
+        )
         for name in sorted(filenames):
             if not name.endswith(".sh"):
                 continue

@@ -19,12 +19,12 @@ class Finding:
     profiles: tuple = field(default=())  # tuple of env dicts as sorted item tuples
 
     @staticmethod
-    def at(loc, rule: str, severity: str, message: str, key: str | None = None) -> "Finding":
+    def at(loc, rule: str, severity: str, message: str, key: str | None = None) -> Finding:
         if loc is None:
             return Finding("", 0, 0, rule, severity, message, key)
         return Finding(loc.path, loc.line, loc.col, rule, severity, message, key)
 
-    def in_profile(self, env: dict) -> "Finding":
+    def in_profile(self, env: dict) -> Finding:
         return replace(self, profiles=(tuple(sorted(env.items())),))
 
     def sort_key(self):
@@ -40,8 +40,6 @@ def merge_findings(findings) -> list[Finding]:
         for p in f.profiles:
             if p not in bucket:
                 bucket.append(p)
-    out = [
-        Finding(k[0], k[1], k[2], k[3], k[4], k[5], k[6], tuple(v)) for k, v in merged.items()
-    ]
+    out = [Finding(k[0], k[1], k[2], k[3], k[4], k[5], k[6], tuple(v)) for k, v in merged.items()]
     out.sort(key=Finding.sort_key)
     return out

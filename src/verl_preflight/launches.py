@@ -17,13 +17,54 @@ from .findings import Finding
 from .shell.words import Field, Loc
 
 _PYTHON = re.compile(r"^(python[0-9.]*|pypy[0-9.]*|torchrun)$")
-_NOT_LAUNCHERS = {"echo", "printf", ":", "true", "false", "test", "[", "export", "local",
-                  "declare", "readonly", "typeset", "unset", "eval", "alias", "exit", "return"}
+_NOT_LAUNCHERS = {
+    "echo",
+    "printf",
+    ":",
+    "true",
+    "false",
+    "test",
+    "[",
+    "export",
+    "local",
+    "declare",
+    "readonly",
+    "typeset",
+    "unset",
+    "eval",
+    "alias",
+    "exit",
+    "return",
+}
 _PY_OPTS_WITH_ARG = {"-W", "-X", "-c", "-Q"}
-_HYDRA_FLAGS_WITH_ARG = {"--config-path", "-cp", "--config-name", "-cn", "--config-dir", "-cd",
-                         "--experimental-rerun", "--info", "-i"}
-_HYDRA_FLAGS = {"--help", "-h", "--hydra-help", "--version", "--cfg", "-c", "--resolve",
-                "--package", "-p", "--run", "-r", "--multirun", "-m", "--shell-completion", "-sc"}
+_HYDRA_FLAGS_WITH_ARG = {
+    "--config-path",
+    "-cp",
+    "--config-name",
+    "-cn",
+    "--config-dir",
+    "-cd",
+    "--experimental-rerun",
+    "--info",
+    "-i",
+}
+_HYDRA_FLAGS = {
+    "--help",
+    "-h",
+    "--hydra-help",
+    "--version",
+    "--cfg",
+    "-c",
+    "--resolve",
+    "--package",
+    "-p",
+    "--run",
+    "-r",
+    "--multirun",
+    "-m",
+    "--shell-completion",
+    "-sc",
+}
 
 
 def find_entry(argv: list[Field]) -> int | None:
@@ -77,7 +118,11 @@ def read_launch(launch) -> LaunchSpec:
     argv = launch.argv
     entry = launch.entry
     mod_field = argv[entry]
-    module = mod_field.value[2:] if mod_field.value.startswith("-m") and entry > 0 and argv[entry - 1].value != "-m" else mod_field.value
+    module = (
+        mod_field.value[2:]
+        if mod_field.value.startswith("-m") and entry > 0 and argv[entry - 1].value != "-m"
+        else mod_field.value
+    )
     spec = LaunchSpec(launch.loc, module, None, None)
     args = argv[entry + 1 :]
     i = 0
@@ -90,7 +135,13 @@ def read_launch(launch) -> LaunchSpec:
             spec.overrides.append(Override(f.display, loc, f))
             i += 1
             continue
-        if text.startswith("-") and not text.startswith("--") and len(text) > 1 and text[1:2].isalpha() or text.startswith("--"):
+        if (
+            text.startswith("-")
+            and not text.startswith("--")
+            and len(text) > 1
+            and text[1:2].isalpha()
+            or text.startswith("--")
+        ):
             name, eq, val = text.partition("=")
             if name in _HYDRA_FLAGS_WITH_ARG:
                 if not eq:
@@ -107,12 +158,24 @@ def read_launch(launch) -> LaunchSpec:
                 i += 1
                 continue
             if name in _HYDRA_FLAGS:
-                spec.problems.append(Finding.at(loc, "hydra-argument", "warning",
-                                                f"Hydra flag {name} changes what the launch does; the config is not checked past it"))
+                spec.problems.append(
+                    Finding.at(
+                        loc,
+                        "hydra-argument",
+                        "warning",
+                        f"Hydra flag {name} changes what the launch does; the config is not checked past it",
+                    )
+                )
                 i += 1
                 continue
-            spec.problems.append(Finding.at(loc, "hydra-argument", "error",
-                                            f"'{text}' is not a Hydra option: main_ppo will refuse it (unrecognized arguments)"))
+            spec.problems.append(
+                Finding.at(
+                    loc,
+                    "hydra-argument",
+                    "error",
+                    f"'{text}' is not a Hydra option: main_ppo will refuse it (unrecognized arguments)",
+                )
+            )
             i += 1
             continue
         spec.overrides.append(Override(text, loc, f))

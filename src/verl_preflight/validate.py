@@ -106,8 +106,16 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
     result = ScriptResult(path)
     data = read_script(path, opts.max_bytes)
     if data is None:
-        result.findings.append(Finding(path, 1, 1, "file-too-large", "error",
-                                       f"larger than {opts.max_bytes} bytes: not checked (raise --max-bytes)"))
+        result.findings.append(
+            Finding(
+                path,
+                1,
+                1,
+                "file-too-large",
+                "error",
+                f"larger than {opts.max_bytes} bytes: not checked (raise --max-bytes)",
+            )
+        )
         return result
     script = parse_script(path, data)
     findings = list(syntax_findings(script))
@@ -123,13 +131,20 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
         dims = prof.dimensions(info)
         envs, total = prof.enumerate_profiles(dims, opts.max_profiles)
         if total > len(envs):
-            findings.append(Finding(path, 1, 1, "profiles-capped", "warning",
-                                    f"{total} profiles, only the first {len(envs)} were checked (--max-profiles)"))
+            findings.append(
+                Finding(
+                    path,
+                    1,
+                    1,
+                    "profiles-capped",
+                    "warning",
+                    f"{total} profiles, only the first {len(envs)} were checked (--max-profiles)",
+                )
+            )
     all_launches = []
     parsed: dict = {}
     for env in envs:
-        for outcome in evaluate(script, env, unset, find_entry, ambient=ambient, budget=opts.budget,
-                                parsed=parsed):
+        for outcome in evaluate(script, env, unset, find_entry, ambient=ambient, budget=opts.budget, parsed=parsed):
             label = outcome.label
             launches = []
             for n in outcome.notes:
@@ -138,8 +153,11 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
                 all_launches.append(launch)
                 spec = read_launch(launch)
                 config_name = _config_name(spec, cache)
-                launches.append(LaunchResult(spec.loc.line, spec.module, config_name,
-                                             [o.field.display for o in spec.overrides], spec))
+                launches.append(
+                    LaunchResult(
+                        spec.loc.line, spec.module, config_name, [o.field.display for o in spec.overrides], spec
+                    )
+                )
                 for p in spec.problems:
                     findings.append(p.in_profile(label))
                 if cache is not None:
@@ -148,8 +166,7 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
                     if opts.schema is not None:
                         view = launch_view(spec, config_name, label, cache)
                         if view is not None:
-                            findings.extend(f.in_profile(label)
-                                            for f in run_launch_rules(opts.schema, view, opts))
+                            findings.extend(f.in_profile(label) for f in run_launch_rules(opts.schema, view, opts))
             result.profiles.append(ProfileResult(label, outcome.status, launches))
     if opts.schema is not None:
         findings.extend(run_script_rules(opts.schema, ScriptContext(script, parsed, all_launches)))
@@ -168,7 +185,7 @@ def launch_view(spec: LaunchSpec, config_name: str | None, label: dict, cache: C
     records = parse_all([t for _, t in items], cache.parsed)
     groups = set(cache.groups or ())
     group_lines, settings = [], []
-    for (o, text), rec in zip(items, records):
+    for (o, text), rec in zip(items, records, strict=False):
         if not rec["ok"] or rec["sweep"]:
             return None
         if rec["package"] is not None or (rec["key"] in groups and rec["value_kind"] != "dict"):
@@ -221,21 +238,42 @@ UNKNOWN_STANDIN = "unknown0"
 
 def check_launch(spec: LaunchSpec, config_name: str | None, cache: ConfigCache) -> list[Finding]:
     if config_name is None:
-        return [Finding.at(spec.loc, "unknown-entry", "warning",
-                           f"{spec.module} is not a Hydra entry point of this verl; its arguments are not checked")]
+        return [
+            Finding.at(
+                spec.loc,
+                "unknown-entry",
+                "warning",
+                f"{spec.module} is not a Hydra entry point of this verl; its arguments are not checked",
+            )
+        ]
     if spec.config_path not in (None, "config", "./config", "config/"):
-        return [Finding.at(spec.config_path_loc or spec.loc, "config-path", "warning",
-                           f"--config-path={spec.config_path} is not verl's own config tree; overrides are not checked")]
+        return [
+            Finding.at(
+                spec.config_path_loc or spec.loc,
+                "config-path",
+                "warning",
+                f"--config-path={spec.config_path} is not verl's own config tree; overrides are not checked",
+            )
+        ]
     if not os.path.isfile(os.path.join(cache.source.path, config_name + ".yaml")):
-        return [Finding.at(spec.config_name_loc or spec.loc, "config-name", "error",
-                           f"--config-name={config_name}: verl has no {config_name}.yaml in {cache.source.path}")]
+        return [
+            Finding.at(
+                spec.config_name_loc or spec.loc,
+                "config-name",
+                "error",
+                f"--config-name={config_name}: verl has no {config_name}.yaml in {cache.source.path}",
+            )
+        ]
     texts, where = [], []
     findings = []
     for o in spec.overrides:
         text = _override_text(o)
         if text is None:
-            findings.append(Finding.at(o.loc, "unknown-argument", "info",
-                                       f"argument '{o.text}' is not known statically; it is not checked"))
+            findings.append(
+                Finding.at(
+                    o.loc, "unknown-argument", "info", f"argument '{o.text}' is not known statically; it is not checked"
+                )
+            )
             continue
         texts.append(text)
         where.append(o)

@@ -104,8 +104,10 @@ def entry_config_name(source: ConfigSource, module: str) -> tuple[str | None, st
     if source.package_root is None or not module.startswith("verl."):
         return None, None
     rel = module.split(".")[1:]
-    candidates = [os.path.join(source.package_root, *rel) + ".py",
-                  os.path.join(source.package_root, *rel, "__main__.py")]
+    candidates = [
+        os.path.join(source.package_root, *rel) + ".py",
+        os.path.join(source.package_root, *rel, "__main__.py"),
+    ]
     for c in candidates:
         try:
             with open(c, encoding="utf-8") as fh:
@@ -164,12 +166,11 @@ def group_names(config_dir: str) -> list[str]:
     ConfigStore; Hydra's `group_exists` decides, so the classification of an
     override as a group selection is Hydra's own.
     """
+    import hydra
     from hydra._internal.config_repository import ConfigRepository
     from hydra._internal.utils import create_config_search_path
     from hydra.core.config_store import ConfigStore
     from hydra.core.plugins import Plugins
-
-    import hydra
 
     Plugins.instance()  # registers hydra/launcher, hydra/sweeper, ... as a launch would
 
@@ -242,10 +243,16 @@ class ConfigCache:
         if not self.use_disk or not self.dirty:
             return
         path = self.file()
-        data = {"format": CACHE_FORMAT, "tree": self.digest, "hydra": _hydra_versions(),
-                "snapshots": self.snapshots, "parsed": self.parsed, "groups": self.groups,
-                "verdicts": self.verdicts,
-                "check": _checksum(self.snapshots, self.parsed, self.groups, self.verdicts)}
+        data = {
+            "format": CACHE_FORMAT,
+            "tree": self.digest,
+            "hydra": _hydra_versions(),
+            "snapshots": self.snapshots,
+            "parsed": self.parsed,
+            "groups": self.groups,
+            "verdicts": self.verdicts,
+            "check": _checksum(self.snapshots, self.parsed, self.groups, self.verdicts),
+        }
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-", suffix=".json")

@@ -44,16 +44,18 @@ def check_overrides(cache, config_name: str, overrides: list[str]) -> list[Probl
     problems = []
     for i, rec in enumerate(records):
         if not rec["ok"]:
-            problems.append(Problem(i, "override-syntax", None,
-                                    f"Hydra cannot parse '{overrides[i]}': {rec['error']}"))
+            problems.append(Problem(i, "override-syntax", None, f"Hydra cannot parse '{overrides[i]}': {rec['error']}"))
     if problems:
         return problems
     groups = set(cache.groups or ())
     group_idx = [i for i, r in enumerate(records) if not r["sweep"] and _is_group(r, groups)]
     for i, rec in enumerate(records):
         if rec["sweep"] and rec.get("sweep_error"):
-            problems.append(Problem(i, "override-sweep", rec["key"],
-                                    f"{rec['sweep_error']} (quote the value or use [a,b] for a list)"))
+            problems.append(
+                Problem(
+                    i, "override-sweep", rec["key"], f"{rec['sweep_error']} (quote the value or use [a,b] for a list)"
+                )
+            )
     if problems:
         return problems
     group_lines = tuple(overrides[i] for i in group_idx)
@@ -72,8 +74,9 @@ def check_overrides(cache, config_name: str, overrides: list[str]) -> list[Probl
     memo_key = json.dumps([config_name, list(group_lines), [overrides[i] for i in value_idx]])
     memo = cache.verdicts.get(memo_key)
     if memo is None:
-        found = slow_apply(cache.composed(config_name, group_lines), list(enumerate(value_idx)),
-                           [overrides[i] for i in value_idx])
+        found = slow_apply(
+            cache.composed(config_name, group_lines), list(enumerate(value_idx)), [overrides[i] for i in value_idx]
+        )
         memo = [[p.index, p.rule, p.key, p.message] for p in found]
         cache.verdicts[memo_key] = memo
         cache.dirty = True
@@ -139,7 +142,8 @@ class FastApply:
                 return "override-delete-missing", f"Could not delete from config. '{key}' does not exist."
             if rec["has_value"] and value is not None and value != current:
                 return "override-delete-missing", (
-                    f"Could not delete from config. The value of '{key}' is {current} and not {value}.")
+                    f"Could not delete from config. The value of '{key}' is {current} and not {value}."
+                )
             parent = self.owned_path(parts[:-1], create=False)
             del parent[parts[-1]]
             return None
@@ -150,7 +154,8 @@ class FastApply:
             if rec["value_kind"] == "primitive" and self.select(parts) is not None:
                 return "override-append-existing", (
                     f"Could not append to config. An item is already at '{key}'. "
-                    f"Either remove + prefix: '{line[1:]}' or use '+{line}' to add or override")
+                    f"Either remove + prefix: '{line[1:]}' or use '+{line}' to add or override"
+                )
             return self.update(parts, value, force_add=True, key=key, line=line)
         return self.update(parts, value, force_add=(kind == "force_add"), key=key, line=line)
 
@@ -223,7 +228,8 @@ class FastApply:
     @staticmethod
     def _missing(key: str, line: str):
         return "override-missing-key", (
-            f"Could not override '{key}': no such key in verl's config. To add it use +{line}")
+            f"Could not override '{key}': no such key in verl's config. To add it use +{line}"
+        )
 
 
 # ---- the exact path ------------------------------------------------------
@@ -242,7 +248,7 @@ def slow_apply(composed, positions, texts) -> list[Problem]:
     cfg = copy.deepcopy(composed)
     parser = OverridesParser.create()
     problems = []
-    for (i, _), text in zip(positions, texts):
+    for (i, _), text in zip(positions, texts, strict=False):
         override = parser.parse_override(text)
         try:
             ConfigLoaderImpl._apply_overrides_to_config([override], cfg)

@@ -53,8 +53,14 @@ def parse_one(text: str) -> dict:
     except Exception as err:  # the grammar can raise other errors on odd input
         return {"ok": False, "error": _first_line(str(err)) or type(err).__name__}
     sweep = override.is_sweep_override()
-    record = {"ok": True, "kind": _kind(override), "key": override.key_or_group,
-              "package": override.package, "sweep": sweep, "line": override.input_line}
+    record = {
+        "ok": True,
+        "kind": _kind(override),
+        "key": override.key_or_group,
+        "package": override.package,
+        "sweep": sweep,
+        "line": override.input_line,
+    }
     if sweep:
         from hydra._internal.config_loader_impl import ConfigLoaderImpl
         from hydra.types import RunMode
@@ -68,8 +74,12 @@ def parse_one(text: str) -> dict:
     value = override.value()
     data, plain = _plain(value)
     kind = "dict" if isinstance(value, dict) else "list" if isinstance(value, list) else "primitive"
-    record.update(value=data, has_value=override._value is not None if override.is_delete() else True,
-                  value_kind=kind, plain=plain)
+    record.update(
+        value=data,
+        has_value=override._value is not None if override.is_delete() else True,
+        value_kind=kind,
+        plain=plain,
+    )
     return record
 
 

@@ -49,6 +49,14 @@ def apply(findings: list[Finding], sources: dict[str, str]) -> list[Finding]:
             hit.used = True
     for d in table:
         if not d.used:
-            kept.append(Finding(d.path, d.line, d.column, "unused-suppression", "warning",
-                                f"this directive silences nothing: no {d.rule} finding here"))
+            kept.append(
+                Finding(
+                    d.path,
+                    d.line,
+                    d.column,
+                    "unused-suppression",
+                    "warning",
+                    f"this directive silences nothing: no {d.rule} finding here",
+                )
+            )
     return kept

@@ -6,23 +6,45 @@ import json
 
 
 def finding_obj(f) -> dict:
-    return {"path": f.path, "line": f.line, "column": f.column, "rule": f.rule,
-            "severity": f.severity, "message": f.message, "key": f.key,
-            "profiles": [dict(p) for p in f.profiles]}
+    return {
+        "path": f.path,
+        "line": f.line,
+        "column": f.column,
+        "rule": f.rule,
+        "severity": f.severity,
+        "message": f.message,
+        "key": f.key,
+        "profiles": [dict(p) for p in f.profiles],
+    }
 
 
 def render(results, findings, source) -> str:
     doc = {
         "version": 1,
-        "config_source": {"path": source.path if source else None,
-                          "verl_version": source.verl_version if source else None},
+        "config_source": {
+            "path": source.path if source else None,
+            "verl_version": source.verl_version if source else None,
+        },
         "scripts": [
-            {"path": r.path,
-             "profiles": [
-                 {"env": p.env, "status": p.status,
-                  "launches": [{"line": la.line, "module": la.module, "config_name": la.config_name,
-                                "overrides": la.overrides} for la in p.launches]}
-                 for p in r.profiles]}
+            {
+                "path": r.path,
+                "profiles": [
+                    {
+                        "env": p.env,
+                        "status": p.status,
+                        "launches": [
+                            {
+                                "line": la.line,
+                                "module": la.module,
+                                "config_name": la.config_name,
+                                "overrides": la.overrides,
+                            }
+                            for la in p.launches
+                        ],
+                    }
+                    for p in r.profiles
+                ],
+            }
             for r in results
         ],
         "findings": [finding_obj(f) for f in findings],

@@ -13,8 +13,11 @@ LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 def _rule_entry(rule_id: str) -> dict:
     rule = BY_ID.get(rule_id)
     if rule is None:  # a user's own schema policy
-        return {"id": rule_id, "shortDescription": {"text": rule_id},
-                "fullDescription": {"text": f"policy {rule_id} from the user's schema"}}
+        return {
+            "id": rule_id,
+            "shortDescription": {"text": rule_id},
+            "fullDescription": {"text": f"policy {rule_id} from the user's schema"},
+        }
     help_md = f"{rule.why}\n\nFails:\n```bash\n{rule.bad}\n```\n\nPasses:\n```bash\n{rule.good}\n```"
     return {
         "id": rule.id,
@@ -30,27 +33,42 @@ def render(results, findings, source) -> str:
     index = {rid: i for i, rid in enumerate(rule_ids)}
     sarif_results = []
     for f in findings:
-        sarif_results.append({
-            "ruleId": f.rule,
-            "ruleIndex": index[f.rule],
-            "level": LEVELS.get(f.severity, "warning"),
-            "message": {"text": f.message},
-            "locations": [{"physicalLocation": {
-                "artifactLocation": {"uri": f.path or "."},
-                "region": {"startLine": max(1, f.line), "startColumn": max(1, f.column)},
-            }}],
-            "properties": {"profiles": [dict(p) for p in f.profiles], "key": f.key},
-        })
+        sarif_results.append(
+            {
+                "ruleId": f.rule,
+                "ruleIndex": index[f.rule],
+                "level": LEVELS.get(f.severity, "warning"),
+                "message": {"text": f.message},
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": f.path or "."},
+                            "region": {"startLine": max(1, f.line), "startColumn": max(1, f.column)},
+                        }
+                    }
+                ],
+                "properties": {"profiles": [dict(p) for p in f.profiles], "key": f.key},
+            }
+        )
     doc = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "validate-scripts", "version": __version__,
-                                "informationUri": "https://github.com/verl-project/verl",
-                                "rules": [_rule_entry(r) for r in rule_ids]}},
-            "results": sarif_results,
-            "properties": {"verl_config": source.path if source else None,
-                           "verl_version": source.verl_version if source else None},
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "validate-scripts",
+                        "version": __version__,
+                        "informationUri": "https://github.com/verl-project/verl",
+                        "rules": [_rule_entry(r) for r in rule_ids],
+                    }
+                },
+                "results": sarif_results,
+                "properties": {
+                    "verl_config": source.path if source else None,
+                    "verl_version": source.verl_version if source else None,
+                },
+            }
+        ],
     }
     return json.dumps(doc, indent=2) + "\n"

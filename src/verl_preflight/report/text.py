@@ -27,9 +27,11 @@ def summary(results, findings, seconds: float) -> str:
     n_profiles = sum(len(r.profiles) for r in results)
     errors = sum(1 for f in findings if f.severity == "error")
     warnings = sum(1 for f in findings if f.severity == "warning")
-    return (f"{len(results)} script{'s' if len(results) != 1 else ''}, {n_profiles} profile"
-            f"{'s' if n_profiles != 1 else ''}: {errors} error{'s' if errors != 1 else ''}, "
-            f"{warnings} warning{'s' if warnings != 1 else ''} ({seconds:.2f}s)")
+    return (
+        f"{len(results)} script{'s' if len(results) != 1 else ''}, {n_profiles} profile"
+        f"{'s' if n_profiles != 1 else ''}: {errors} error{'s' if errors != 1 else ''}, "
+        f"{warnings} warning{'s' if warnings != 1 else ''} ({seconds:.2f}s)"
+    )
 
 
 def render(results, findings, seconds: float, quiet: bool = False, color: bool = False) -> str:

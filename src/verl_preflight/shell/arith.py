@@ -140,8 +140,15 @@ class Arithmetic:
             if _NAME_RE.match(text):
                 return self.value_of_name(text.strip())
             return self.value_of_text(text)
-        if t in ("simple_expansion", "expansion", "string", "raw_string", "concatenation",
-                 "command_substitution", "arithmetic_expansion"):
+        if t in (
+            "simple_expansion",
+            "expansion",
+            "string",
+            "raw_string",
+            "concatenation",
+            "command_substitution",
+            "arithmetic_expansion",
+        ):
             text = self.expand_text(node)
             return None if text is None else self.value_of_text(text)
         if t == "parenthesized_expression":
@@ -183,8 +190,9 @@ class Arithmetic:
         v = self.eval(operand)
         if v is None:
             return None
-        return {"-": lambda x: wrap(-x), "+": lambda x: x, "!": lambda x: int(not x),
-                "~": lambda x: wrap(~x)}.get(op, lambda x: None)(v)
+        return {"-": lambda x: wrap(-x), "+": lambda x: x, "!": lambda x: int(not x), "~": lambda x: wrap(~x)}.get(
+            op, lambda x: None
+        )(v)
 
     def _name(self, node) -> str | None:
         text = self.text_of(node).strip()
@@ -219,6 +227,7 @@ class Arithmetic:
                 value = None if cur is None or rhs is None else apply_binary(op[:-1], cur, rhs)
             self.env.set(name, value)
             return value
+
         def lhs():
             return self.eval(left) if left_value is False else left_value
 

@@ -8,11 +8,38 @@ import re
 from .arith import parse_int
 from .words import Field
 
-UNARY_FILE_OPS = {"-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k", "-p", "-r", "-s",
-                  "-t", "-u", "-w", "-x", "-G", "-L", "-N", "-O", "-S"}
+UNARY_FILE_OPS = {
+    "-a",
+    "-b",
+    "-c",
+    "-d",
+    "-e",
+    "-f",
+    "-g",
+    "-h",
+    "-k",
+    "-p",
+    "-r",
+    "-s",
+    "-t",
+    "-u",
+    "-w",
+    "-x",
+    "-G",
+    "-L",
+    "-N",
+    "-O",
+    "-S",
+}
 BINARY_OPS = {"=", "==", "!=", "<", ">", "-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-nt", "-ot", "-ef"}
-INT_OPS = {"-eq": lambda a, b: a == b, "-ne": lambda a, b: a != b, "-lt": lambda a, b: a < b,
-           "-le": lambda a, b: a <= b, "-gt": lambda a, b: a > b, "-ge": lambda a, b: a >= b}
+INT_OPS = {
+    "-eq": lambda a, b: a == b,
+    "-ne": lambda a, b: a != b,
+    "-lt": lambda a, b: a < b,
+    "-le": lambda a, b: a <= b,
+    "-gt": lambda a, b: a > b,
+    "-ge": lambda a, b: a >= b,
+}
 
 
 class TestError(Exception):
@@ -133,7 +160,13 @@ def _expr(args, texts):
             v = compare(texts[pos + 1], args[pos], args[pos + 2])
             pos += 3
             return v
-        if pos + 1 < len(texts) and texts[pos] is not None and texts[pos].startswith("-") and texts[pos] != "-a" and texts[pos] != "-o":
+        if (
+            pos + 1 < len(texts)
+            and texts[pos] is not None
+            and texts[pos].startswith("-")
+            and texts[pos] != "-a"
+            and texts[pos] != "-o"
+        ):
             v = unary(texts[pos], args[pos + 1])
             pos += 2
             return v

@@ -19,12 +19,60 @@ from .parse import Script, parse_script
 from .state import Budget, State, Var, elements_of, scalar_of
 from .words import Field, Loc, Unknown, join_field, split_fields
 
-ALWAYS_SET = frozenset({"HOME", "PATH", "PWD", "USER", "SHELL", "HOSTNAME", "LANG", "TERM",
-                        "LOGNAME", "SHLVL", "OLDPWD", "UID", "EUID", "BASH", "BASH_VERSION",
-                        "HOSTTYPE", "OSTYPE", "MACHTYPE", "IFS", "PPID", "RANDOM", "SECONDS"})
-NO_EFFECT = frozenset({"echo", "printf", "true", ":", "cd", "pushd", "popd", "shopt", "trap",
-                       "ulimit", "umask", "wait", "hash", "alias", "unalias", "sleep", "set -x",
-                       "history", "type", "dirs", "disown", "enable", "help", "logger"})
+ALWAYS_SET = frozenset(
+    {
+        "HOME",
+        "PATH",
+        "PWD",
+        "USER",
+        "SHELL",
+        "HOSTNAME",
+        "LANG",
+        "TERM",
+        "LOGNAME",
+        "SHLVL",
+        "OLDPWD",
+        "UID",
+        "EUID",
+        "BASH",
+        "BASH_VERSION",
+        "HOSTTYPE",
+        "OSTYPE",
+        "MACHTYPE",
+        "IFS",
+        "PPID",
+        "RANDOM",
+        "SECONDS",
+    }
+)
+NO_EFFECT = frozenset(
+    {
+        "echo",
+        "printf",
+        "true",
+        ":",
+        "cd",
+        "pushd",
+        "popd",
+        "shopt",
+        "trap",
+        "ulimit",
+        "umask",
+        "wait",
+        "hash",
+        "alias",
+        "unalias",
+        "sleep",
+        "set -x",
+        "history",
+        "type",
+        "dirs",
+        "disown",
+        "enable",
+        "help",
+        "logger",
+    }
+)
 DECLARATIONS = frozenset({"export", "local", "declare", "typeset", "readonly"})
 
 
@@ -58,8 +106,9 @@ class Outcome:
 class Context:
     """What one evaluation of a script knows about its environment."""
 
-    def __init__(self, script_name: str, unset_inputs, ambient: dict | None, budget: Budget,
-                 find_entry, read_file=None):
+    def __init__(
+        self, script_name: str, unset_inputs, ambient: dict | None, budget: Budget, find_entry, read_file=None
+    ):
         self.script_name = script_name
         self.unset_inputs = set(unset_inputs)
         self.ambient = ambient
@@ -147,8 +196,13 @@ class Interpreter(WordExpander):
         kept = states[:limit]
         for st in kept:
             if not st.incomplete:
-                self.note_once(st, self.script.loc(node), "budget", "warning",
-                               f"more than {limit} paths through the script; the rest were not followed")
+                self.note_once(
+                    st,
+                    self.script.loc(node),
+                    "budget",
+                    "warning",
+                    f"more than {limit} paths through the script; the rest were not followed",
+                )
                 st.incomplete = True
         return kept
 
@@ -224,7 +278,7 @@ class Interpreter(WordExpander):
     def x_pipeline(self, node, st, depth, in_cond):
         parts = [c for c in node.named_children if c.type != "comment"]
         states = [st]
-        for i, part in enumerate(parts):
+        for part in parts:
             nxt = []
             for s in states:
                 nxt.extend(self._in_subshell(lambda inner, p=part: self.exec(p, inner, depth, True), s))
@@ -372,7 +426,9 @@ class Interpreter(WordExpander):
 
     def x_while_statement(self, node, st, depth, in_cond):
         until = node.children and node.children[0].type == "until"
-        cond_nodes = [c for c in node.children if node.field_name_for_child(_child_index(node, c)) == "condition" and c.is_named]
+        cond_nodes = [
+            c for c in node.children if node.field_name_for_child(_child_index(node, c)) == "condition" and c.is_named
+        ]
         body = node.child_by_field_name("body")
         states = [st]
         done = []
@@ -382,8 +438,11 @@ class Interpreter(WordExpander):
                 if s.flow:
                     done.append(s)
                     continue
-                forked = len(s.assumptions) > 0 and s.assumptions[-1][0] == self.condition_label(cond_nodes[-1]) \
-                    if cond_nodes else False
+                forked = (
+                    len(s.assumptions) > 0 and s.assumptions[-1][0] == self.condition_label(cond_nodes[-1])
+                    if cond_nodes
+                    else False
+                )
                 if ok == until or (forked and iteration > 0):
                     # an unknown condition (a wait loop): after one pass, assume it ends
                     s.status = 0
@@ -472,7 +531,9 @@ class Interpreter(WordExpander):
             name = self.script.text(node.child_by_field_name("name"))
             value = node.child_by_field_name("value")
             v = self._arith(st).eval(value) if value is not None else 0
-            self.assign_scalar(st, name, Field.of(str(v)) if v is not None else Field((Unknown(name, "unknown"),)), None)
+            self.assign_scalar(
+                st, name, Field.of(str(v)) if v is not None else Field((Unknown(name, "unknown"),)), None
+            )
             return v
         try:
             return self._arith(st).eval(node)
@@ -552,8 +613,10 @@ class Interpreter(WordExpander):
                 self._assume_once(taken, label, literal if literal is not None else text)
                 out.extend(self._case_body(items, i, subject, label, taken, depth))
             if var and maybe:
-                st.excluded = {**st.excluded, var: st.excluded.get(var, frozenset()) | {
-                    lit for lit, _ in maybe if lit is not None}}
+                st.excluded = {
+                    **st.excluded,
+                    var: st.excluded.get(var, frozenset()) | {lit for lit, _ in maybe if lit is not None},
+                }
         st.status = 0
         if not subject.known:
             self._assume_once(st, label, "<other>")
@@ -575,16 +638,27 @@ class Interpreter(WordExpander):
 
     def _case_body(self, items, i, subject, label, st, depth):
         item = items[i]
-        body = [c for c in item.named_children
-                if item.field_name_for_child(_child_index(item, c)) not in ("value", "termination", "fallthrough")
-                and c.type != "comment"]
+        body = [
+            c
+            for c in item.named_children
+            if item.field_name_for_child(_child_index(item, c)) not in ("value", "termination", "fallthrough")
+            and c.type != "comment"
+        ]
         term = item.child_by_field_name("termination") or item.child_by_field_name("fallthrough")
         term_text = self.script.text(term) if term is not None else ";;"
         states = self.exec_seq(body, [st], depth)
         if term_text == ";&" and i + 1 < len(items):
-            return [r for s in states for r in (self._case_body(items, i + 1, subject, label, s, depth) if not s.flow else [s])]
+            return [
+                r
+                for s in states
+                for r in (self._case_body(items, i + 1, subject, label, s, depth) if not s.flow else [s])
+            ]
         if term_text == ";;&" and i + 1 < len(items):
-            return [r for s in states for r in (self._case_from(items, i + 1, subject, label, None, s, depth) if not s.flow else [s])]
+            return [
+                r
+                for s in states
+                for r in (self._case_from(items, i + 1, subject, label, None, s, depth) if not s.flow else [s])
+            ]
         return states
 
     def x_test_command(self, node, st, depth, in_cond):
@@ -678,8 +752,7 @@ class Interpreter(WordExpander):
         st.status = 0
         return [st]
 
-    def assign_node(self, node, st: State, local: bool = False, attrs: dict | None = None,
-                    extra=()) -> None:
+    def assign_node(self, node, st: State, local: bool = False, attrs: dict | None = None, extra=()) -> None:
         name_node = node.child_by_field_name("name")
         value_node = node.child_by_field_name("value")
         append = any(c.type == "+=" for c in node.children)
@@ -695,8 +768,7 @@ class Interpreter(WordExpander):
         old = st.vars.get(name)
         if old is not None and old.readonly:
             # a non-interactive bash stops on an assignment to a readonly variable
-            raise ShellExit(1, Finding.at(loc, "readonly", "warning",
-                                          f"bash stops here: {name} is readonly", name))
+            raise ShellExit(1, Finding.at(loc, "readonly", "warning", f"bash stops here: {name} is readonly", name))
         if value_node is not None and value_node.type == "array":
             elements = self._array_elements(value_node, st)
             if isinstance(elements, dict):
@@ -748,8 +820,11 @@ class Interpreter(WordExpander):
         if i is None:
             st.set_var(name, tuple(elements_of(old)) + (Field((Unknown(f"{name}[?]", "an unknown index"),)),))
             return
-        items = list(old.value) if old is not None and isinstance(old.value, tuple) else (
-            [scalar_of(old)] if old is not None and scalar_of(old) is not None else [])
+        items = (
+            list(old.value)
+            if old is not None and isinstance(old.value, tuple)
+            else ([scalar_of(old)] if old is not None and scalar_of(old) is not None else [])
+        )
         if i < 0:
             i += len(items)
         while len(items) <= i:
@@ -1130,8 +1205,9 @@ class Interpreter(WordExpander):
         return results
 
     def _resolve_source(self, target: str) -> str | None:
-        candidates = [target] if os.path.isabs(target) else [
-            os.path.join(os.path.dirname(self.script.path), target), target]
+        candidates = (
+            [target] if os.path.isabs(target) else [os.path.join(os.path.dirname(self.script.path), target), target]
+        )
         for c in candidates:
             if os.path.isfile(c):
                 return os.path.normpath(c)
@@ -1190,7 +1266,12 @@ class Interpreter(WordExpander):
             fmt = argv[3] if len(argv) > 3 else Field(())
             args = argv[4:]
             text = _printf(fmt, args)
-            self.assign_scalar(st, argv[2].value, text if text is not None else Field((Unknown("$(printf)", "printf with an unknown format"),)), loc)
+            self.assign_scalar(
+                st,
+                argv[2].value,
+                text if text is not None else Field((Unknown("$(printf)", "printf with an unknown format"),)),
+                loc,
+            )
         st.status = 0
         return [st]
 
@@ -1288,9 +1369,17 @@ def outcome_of(st: State, env: dict) -> Outcome:
     return Outcome(dict(env), st.assumptions, status, code, list(st.launches), list(st.notes))
 
 
-def evaluate(script: Script, env: dict, unset_inputs, find_entry, *, ambient: dict | None = None,
-             budget: Budget | None = None, script_name: str | None = None,
-             parsed: dict | None = None) -> list[Outcome]:
+def evaluate(
+    script: Script,
+    env: dict,
+    unset_inputs,
+    find_entry,
+    *,
+    ambient: dict | None = None,
+    budget: Budget | None = None,
+    script_name: str | None = None,
+    parsed: dict | None = None,
+) -> list[Outcome]:
     """All end states of `script` run with `env` (one profile). `parsed` collects
     (and shares across profiles) the files the script sources."""
     ctx = Context(script_name or script.path, unset_inputs, ambient, budget or Budget(), find_entry)

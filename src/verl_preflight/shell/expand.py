@@ -34,8 +34,17 @@ class ShellExit(Exception):
         self.note = note
 
 
-LITERAL_TYPES = {"word", "number", "test_operator", "extglob_pattern", "regex",
-                 "_special_character", "special_character", "file_descriptor", "variable_name"}
+LITERAL_TYPES = {
+    "word",
+    "number",
+    "test_operator",
+    "extglob_pattern",
+    "regex",
+    "_special_character",
+    "special_character",
+    "file_descriptor",
+    "variable_name",
+}
 SPECIAL_PARAMS = {"@", "*", "#", "?", "$", "!", "0", "-", "_"}
 
 
@@ -75,8 +84,21 @@ def unescape_double(text: str) -> str:
     return "".join(out)
 
 
-_ANSI = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b",
-         "f": "\f", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+_ANSI = {
+    "n": "\n",
+    "t": "\t",
+    "r": "\r",
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
 
 
 def decode_ansi_c(body: str) -> str:
@@ -157,14 +179,19 @@ class WordExpander:
                 out.append(Chunk(part, quoted, True, self.script.loc(group[0])))
                 i += 1
                 continue
-            if part.type == "$" and i + 1 < len(parts) and not isinstance(parts[i + 1], str) \
-                    and parts[i + 1].type in ("word", "number") and parts[i + 1].start_byte == part.end_byte:
+            if (
+                part.type == "$"
+                and i + 1 < len(parts)
+                and not isinstance(parts[i + 1], str)
+                and parts[i + 1].type in ("word", "number")
+                and parts[i + 1].start_byte == part.end_byte
+            ):
                 text = self.script.text(parts[i + 1])
                 m = _NAME_PREFIX.match(text)
                 if m:
                     loc = self.script.loc(part)
                     out.extend(self._value_chunks(self.param_scalar(m.group(0), st, loc), quoted, loc))
-                    rest, _ = unescape_unquoted(text[m.end():])
+                    rest, _ = unescape_unquoted(text[m.end() :])
                     if rest:
                         out.append(Chunk(rest, quoted, True, loc))
                     i += 2
@@ -236,7 +263,9 @@ class WordExpander:
             return [Chunk(Unknown(shown, f"{why} at line {loc.line}"), quoted, False, loc)]
         if t == "arithmetic_expansion":
             value = self.arith_value(node, st)
-            piece = str(value) if value is not None else Unknown(self.script.text(node), "arithmetic on an unknown value")
+            piece = (
+                str(value) if value is not None else Unknown(self.script.text(node), "arithmetic on an unknown value")
+            )
             return [Chunk(piece, quoted, False, loc)]
         if t == "brace_expression":
             return [Chunk(self.script.text(node), quoted, True, loc)]
@@ -318,7 +347,12 @@ class WordExpander:
             for c in node.named_children:
                 if c.type == "subscript":
                     idx = c.child_by_field_name("index")
-                    return idx is not None and self.script.text(idx) == "@" and not text.startswith("${#") and not text.startswith("${!")
+                    return (
+                        idx is not None
+                        and self.script.text(idx) == "@"
+                        and not text.startswith("${#")
+                        and not text.startswith("${!")
+                    )
         return False
 
     # ---- parameters ---------------------------------------------------
@@ -363,7 +397,11 @@ class WordExpander:
             self.nounset_check(name, st, loc)
             return None
         if name == "?":
-            return Field.of(str(st.status), loc) if st.status is not None else Field((Unknown("$?", "an exit status"),), loc)
+            return (
+                Field.of(str(st.status), loc)
+                if st.status is not None
+                else Field((Unknown("$?", "an exit status"),), loc)
+            )
         if name in ("$", "!", "-", "_", "RANDOM", "SECONDS", "LINENO", "BASHPID", "PPID"):
             return Field((Unknown("$" + name, "a runtime value"),), loc)
         if name == "@" or name == "*":
@@ -378,9 +416,14 @@ class WordExpander:
             missing = self.ctx.missing(name)
             if missing is not None:
                 if check_unset and st.nounset and name not in self.ctx.always_set:
-                    self.note_once(st, loc, "unset-variable", "warning",
-                                   f"`set -u` is on and {name} is never assigned: the script stops here unless {name} is exported",
-                                   name)
+                    self.note_once(
+                        st,
+                        loc,
+                        "unset-variable",
+                        "warning",
+                        f"`set -u` is on and {name} is never assigned: the script stops here unless {name} is exported",
+                        name,
+                    )
                 return missing
         if check_unset:
             self.nounset_check(name, st, loc)
@@ -390,8 +433,12 @@ class WordExpander:
         if st.nounset:
             from ..findings import Finding
 
-            raise ShellExit(1, Finding.at(loc, "unbound-variable", "warning",
-                                          f"bash stops here: {name} is unbound under `set -u`", name))
+            raise ShellExit(
+                1,
+                Finding.at(
+                    loc, "unbound-variable", "warning", f"bash stops here: {name} is unbound under `set -u`", name
+                ),
+            )
 
     def is_set(self, name: str, st: State) -> bool | None:
         """True/False when known, None when it depends on the environment."""
@@ -439,7 +486,9 @@ class WordExpander:
 
     def _expansion_parts(self, node):
         """Split `${...}` into (prefix op, (name, index) | None, [(op, [operand nodes])])."""
-        children = node.children[1:-1] if node.children and self.script.text(node.children[-1]) == "}" else node.children[1:]
+        children = (
+            node.children[1:-1] if node.children and self.script.text(node.children[-1]) == "}" else node.children[1:]
+        )
         prefix = None
         target = None
         ops: list = []
@@ -495,7 +544,11 @@ class WordExpander:
         value = var.value
         if isinstance(value, dict):
             key = self._index_key(index, st, assoc=True)
-            return value.get(key) if key is not None else Field((Unknown(f"${{{name}[{index}]}}", "an unknown index"),), loc)
+            return (
+                value.get(key)
+                if key is not None
+                else Field((Unknown(f"${{{name}[{index}]}}", "an unknown index"),), loc)
+            )
         i = self._index_key(index, st, assoc=False)
         if i is None:
             return Field((Unknown(f"${{{name}[{index}]}}", "an unknown index"),), loc)
@@ -580,8 +633,9 @@ class WordExpander:
                     msg = join_field(self._operand(operand, st, True), loc).display or "parameter null or not set"
                     from ..findings import Finding
 
-                    raise ShellExit(1, Finding.at(loc, "parameter-error", "warning",
-                                                  f"bash stops here: {name}: {msg}", name))
+                    raise ShellExit(
+                        1, Finding.at(loc, "parameter-error", "warning", f"bash stops here: {name}: {msg}", name)
+                    )
                 return self._value_chunks(value, quoted, loc)
         if value is None:
             value = Field((), loc)
@@ -622,7 +676,11 @@ class WordExpander:
                 out.append(Field((Unknown(self.script.text(node), "an operator on an unknown value"),), v.loc))
                 continue
             r = self._string_op(op, operand, ops, v.value, st, node)
-            out.append(Field.of(r, v.loc) if r is not None else Field((Unknown(self.script.text(node), "an operator on an unknown operand"),), v.loc))
+            out.append(
+                Field.of(r, v.loc)
+                if r is not None
+                else Field((Unknown(self.script.text(node), "an operator on an unknown operand"),), v.loc)
+            )
         return self._elements_chunks(out, quoted, loc, index == "*")
 
     def _arith_operand(self, nodes, st) -> int | None:
@@ -686,8 +744,10 @@ class WordExpander:
             from ..findings import Finding
 
             # bash stops a non-interactive script on an arithmetic error in $((...))
-            raise ShellExit(1, Finding.at(self.script.loc(node), "arithmetic", "warning",
-                                          f"bash stops here: arithmetic error: {err}")) from err
+            raise ShellExit(
+                1,
+                Finding.at(self.script.loc(node), "arithmetic", "warning", f"bash stops here: arithmetic error: {err}"),
+            ) from err
         except RecursionError:
             return None
 
@@ -707,7 +767,11 @@ class WordExpander:
                 return f.value if f.known else False
 
             def set(self, name, value):
-                field = Field.of(str(value)) if value is not None else Field((Unknown(name, "arithmetic on an unknown value"),))
+                field = (
+                    Field.of(str(value))
+                    if value is not None
+                    else Field((Unknown(name, "arithmetic on an unknown value"),))
+                )
                 interp.assign_scalar(st, name, field, None)
 
             def eval_text(self, text):

@@ -69,17 +69,16 @@ def syntax_findings(script: Script) -> list[Finding]:
         node = stack.pop()
         if node.is_missing:
             loc = script.loc(node)
-            findings.append(
-                Finding.at(loc, "bash-syntax", "error", f"bash syntax: missing '{node.type}' here")
-            )
+            findings.append(Finding.at(loc, "bash-syntax", "error", f"bash syntax: missing '{node.type}' here"))
             continue
         if node.is_error:
             quote = _unclosed_quote(script.source, node.start_byte, node.end_byte)
             if quote is not None:
                 line = script.source.count(b"\n", 0, quote) + 1
                 col = quote - (script.source.rfind(b"\n", 0, quote) + 1) + 1
-                findings.append(Finding(script.path, line, col, "bash-syntax", "error",
-                                        "bash syntax: this quote is never closed"))
+                findings.append(
+                    Finding(script.path, line, col, "bash-syntax", "error", "bash syntax: this quote is never closed")
+                )
                 continue
             loc = script.loc(node)
             snippet = script.text(node).strip().splitlines()[0][:40] if script.text(node).strip() else ""

@@ -219,8 +219,18 @@ def dimensions(info: Scan) -> list[Dimension]:
     return dims
 
 
-_COMPLEMENTS = {"True": "False", "False": "True", "true": "false", "false": "true", "1": "0", "0": "1",
-                "yes": "no", "no": "yes", "on": "off", "off": "on"}
+_COMPLEMENTS = {
+    "True": "False",
+    "False": "True",
+    "true": "false",
+    "false": "true",
+    "1": "0",
+    "0": "1",
+    "yes": "no",
+    "no": "yes",
+    "on": "off",
+    "off": "on",
+}
 
 
 def _complement(value: str) -> str:
@@ -236,7 +246,7 @@ def enumerate_profiles(dims: list[Dimension], cap: int) -> tuple[list[dict], int
     for combo in itertools.product(*[d.values for d in dims]):
         if len(profiles) >= cap:
             break
-        profiles.append({d.name: v for d, v in zip(dims, combo)})
+        profiles.append({d.name: v for d, v in zip(dims, combo, strict=False)})
     return profiles or [{}], total
 
 

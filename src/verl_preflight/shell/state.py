@@ -50,7 +50,7 @@ class State:
     source_depth: int = 0
     excluded: dict = field(default_factory=dict)  # variable -> literals ruled out on this path
 
-    def fork(self) -> "State":
+    def fork(self) -> State:
         return State(
             vars=dict(self.vars),
             funcs=dict(self.funcs),
@@ -70,7 +70,7 @@ class State:
             excluded=self.excluded,
         )
 
-    def assume(self, label: str, value: str) -> "State":
+    def assume(self, label: str, value: str) -> State:
         self.assumptions = self.assumptions + ((label, value),)
         return self
 

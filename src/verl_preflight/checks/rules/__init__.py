@@ -7,8 +7,7 @@ every policy of the schema.
 
 from __future__ import annotations
 
-from . import batch_arithmetic, duplicate_key, launch_passes_args, parallelism, stack_drift
-from . import transformer_config_keys
+from . import batch_arithmetic, duplicate_key, launch_passes_args, parallelism, stack_drift, transformer_config_keys
 from .policies import KINDS
 
 NAMED_RULES = {

@@ -30,28 +30,37 @@ def check(policy, view, ctx) -> list[Finding]:
     micro = view.value(f"{ACTOR}.ppo_micro_batch_size")
     per_gpu = view.value(f"{ACTOR}.ppo_micro_batch_size_per_gpu")
     if micro is not None and per_gpu is not None and view.setting(f"{ACTOR}.ppo_micro_batch_size"):
-        report(f"{ACTOR}.ppo_micro_batch_size",
-               "set either actor.ppo_micro_batch_size_per_gpu or the deprecated ppo_micro_batch_size, not both")
+        report(
+            f"{ACTOR}.ppo_micro_batch_size",
+            "set either actor.ppo_micro_batch_size_per_gpu or the deprecated ppo_micro_batch_size, not both",
+        )
     elif micro is None and per_gpu is None:
-        report(f"{ACTOR}.ppo_mini_batch_size",
-               "without dynamic batch size verl needs actor.ppo_micro_batch_size_per_gpu")
+        report(
+            f"{ACTOR}.ppo_mini_batch_size", "without dynamic batch size verl needs actor.ppo_micro_batch_size_per_gpu"
+        )
     train = view.int_value("data.train_batch_size")
     mini = view.int_value(f"{ACTOR}.ppo_mini_batch_size")
     if train is not None and mini is not None and train < mini:
-        report(f"{ACTOR}.ppo_mini_batch_size",
-               f"data.train_batch_size ({train}) must be >= actor.ppo_mini_batch_size ({mini})")
+        report(
+            f"{ACTOR}.ppo_mini_batch_size",
+            f"data.train_batch_size ({train}) must be >= actor.ppo_mini_batch_size ({mini})",
+        )
     _real_batch(view, train, report)
     micro_n = view.int_value(f"{ACTOR}.ppo_micro_batch_size")
     if micro_n and mini is not None:
         if mini % micro_n:
-            report(f"{ACTOR}.ppo_micro_batch_size",
-                   f"ppo_mini_batch_size ({mini}) must be divisible by ppo_micro_batch_size ({micro_n})")
+            report(
+                f"{ACTOR}.ppo_micro_batch_size",
+                f"ppo_mini_batch_size ({mini}) must be divisible by ppo_micro_batch_size ({micro_n})",
+            )
         nnodes, per_node = view.int_value("trainer.nnodes"), view.int_value("trainer.n_gpus_per_node")
         sp = view.int_value(f"{ACTOR}.ulysses_sequence_parallel_size") or 1
         if nnodes and per_node and micro_n * sp < nnodes * per_node:
-            report(f"{ACTOR}.ppo_micro_batch_size",
-                   f"ppo_micro_batch_size ({micro_n}) x ulysses_sequence_parallel_size ({sp}) must be >= "
-                   f"the number of GPUs ({nnodes * per_node})")
+            report(
+                f"{ACTOR}.ppo_micro_batch_size",
+                f"ppo_micro_batch_size ({micro_n}) x ulysses_sequence_parallel_size ({sp}) must be >= "
+                f"the number of GPUs ({nnodes * per_node})",
+            )
     return out
 
 
@@ -62,8 +71,10 @@ def _real_batch(view, train, report) -> None:
         return
     gpus = nnodes * per_node
     if view.value(f"{ACTOR}.strategy") == "megatron":
-        mp = [view.int_value(f"{ACTOR}.megatron.{k}") for k in
-              ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size")]
+        mp = [
+            view.int_value(f"{ACTOR}.megatron.{k}")
+            for k in ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size")
+        ]
         per_gpu = view.int_value(f"{ACTOR}.ppo_micro_batch_size_per_gpu")
         if None in mp or not per_gpu or min(mp) < 1 or gpus % (mp[0] * mp[1] * mp[2]):
             return  # the parallelism rule reports a layout that does not divide
@@ -71,6 +82,8 @@ def _real_batch(view, train, report) -> None:
     else:
         minimal = gpus
     if (train * n) % minimal:
-        report("data.train_batch_size",
-               f"train_batch_size x rollout.n = {train}x{n} = {train * n} must be divisible by the minimal "
-               f"batch {minimal} (verl's validate_config)")
+        report(
+            "data.train_batch_size",
+            f"train_batch_size x rollout.n = {train}x{n} = {train * n} must be divisible by the minimal "
+            f"batch {minimal} (verl's validate_config)",
+        )

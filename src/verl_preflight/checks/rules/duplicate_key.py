@@ -33,9 +33,15 @@ def check(policy, ctx) -> list[Finding]:
                     if key is None:
                         continue
                     if key in seen:
-                        out.append(Finding.at(script.loc(element), policy.id, policy.severity,
-                                              f"{key} is already set on line {seen[key]} of this array; "
-                                              "the later value wins", key))
+                        out.append(
+                            Finding.at(
+                                script.loc(element),
+                                policy.id,
+                                policy.severity,
+                                f"{key} is already set on line {seen[key]} of this array; the later value wins",
+                                key,
+                            )
+                        )
                     else:
                         seen[key] = script.loc(element).line
             stack.extend(node.children)

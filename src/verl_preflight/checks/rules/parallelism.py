@@ -30,28 +30,38 @@ def check(policy, view, ctx) -> list[Finding]:
         out.append(Finding.at(view.where(key), policy.id, policy.severity, message, key))
 
     for role in ROLES:
-        tp, pp, cp = (view.int_value(f"{role}.{k}") for k in (
-            "tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size"))
+        tp, pp, cp = (
+            view.int_value(f"{role}.{k}")
+            for k in ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size")
+        )
         ep = view.int_value(f"{role}.expert_model_parallel_size")
         etp_set = view.int_value(f"{role}.expert_tensor_parallel_size")
         etp = etp_set or tp
         if None in (tp, pp, cp) or min(tp, pp, cp) < 1:
             continue
         if world % (tp * pp * cp):
-            report(f"{role}.tensor_model_parallel_size",
-                   f"{role.split('.')[-2]}: TP x PP x CP = {tp}x{pp}x{cp} = {tp * pp * cp} does not divide "
-                   f"the world of {world} devices ({nnodes} nodes x {per_node})")
+            report(
+                f"{role}.tensor_model_parallel_size",
+                f"{role.split('.')[-2]}: TP x PP x CP = {tp}x{pp}x{cp} = {tp * pp * cp} does not divide "
+                f"the world of {world} devices ({nnodes} nodes x {per_node})",
+            )
         # with EP=1 and ETP following TP this is the TP x PP check again: report it once
         if ep and etp and (ep > 1 or etp_set) and world % (etp * ep * pp):
-            report(f"{role}.expert_model_parallel_size",
-                   f"{role.split('.')[-2]}: ETP x EP x PP = {etp}x{ep}x{pp} = {etp * ep * pp} does not divide "
-                   f"the world of {world} devices")
+            report(
+                f"{role}.expert_model_parallel_size",
+                f"{role.split('.')[-2]}: ETP x EP x PP = {etp}x{ep}x{pp} = {etp * ep * pp} does not divide "
+                f"the world of {world} devices",
+            )
     rollout_tp = view.int_value("actor_rollout_ref.rollout.tensor_model_parallel_size")
     if rollout_tp and rollout_tp >= 1:
         if world % rollout_tp:
-            report("actor_rollout_ref.rollout.tensor_model_parallel_size",
-                   f"rollout tensor parallel size {rollout_tp} does not divide the world of {world} devices")
+            report(
+                "actor_rollout_ref.rollout.tensor_model_parallel_size",
+                f"rollout tensor parallel size {rollout_tp} does not divide the world of {world} devices",
+            )
         elif rollout_tp > per_node:
-            report("actor_rollout_ref.rollout.tensor_model_parallel_size",
-                   f"rollout tensor parallel size {rollout_tp} does not fit in one node of {per_node} devices")
+            report(
+                "actor_rollout_ref.rollout.tensor_model_parallel_size",
+                f"rollout tensor parallel size {rollout_tp} does not fit in one node of {per_node} devices",
+            )
     return out

@@ -56,8 +56,7 @@ def required_value(policy, view) -> list[Finding]:
         if setting is None and view.default(key) is not None and _interpolated(view, key):
             continue  # follows another key, which is checked in its own right
         if not _same(value, wanted):
-            out.append(Finding.at(view.where(key), policy.id, policy.severity,
-                                  _message(policy, key, value), key))
+            out.append(Finding.at(view.where(key), policy.id, policy.severity, _message(policy, key, value), key))
     return out
 
 
@@ -77,8 +76,7 @@ def allowed_only_when(policy, view) -> list[Finding]:
     for key in policy.spec["keys"]:
         setting = view.setting(key)
         if setting is not None:
-            out.append(Finding.at(setting.loc, policy.id, policy.severity,
-                                  _message(policy, key, setting.value), key))
+            out.append(Finding.at(setting.loc, policy.id, policy.severity, _message(policy, key, setting.value), key))
     return out
 
 
@@ -96,8 +94,9 @@ def requires(policy, view) -> list[Finding]:
         return []
     if "value" not in need and got is not None:
         return []
-    return [Finding.at(view.where(cond["key"]), policy.id, policy.severity,
-                       _message(policy, need["key"], got), cond["key"])]
+    return [
+        Finding.at(view.where(cond["key"]), policy.id, policy.severity, _message(policy, need["key"], got), cond["key"])
+    ]
 
 
 KINDS = {"required-value": required_value, "allowed-only-when": allowed_only_when, "requires": requires}

@@ -28,7 +28,9 @@ def check(policy, ctx) -> list[Finding]:
     header = header_components(script.source.decode("utf-8", "replace"))
     if not header:
         return []
-    req = _find_upwards(os.path.dirname(script.path) or ".", policy.params.get("requirements", "requirements-ascend.txt"))
+    req = _find_upwards(
+        os.path.dirname(script.path) or ".", policy.params.get("requirements", "requirements-ascend.txt")
+    )
     if req is None:
         return []
     with open(req, encoding="utf-8") as fh:
@@ -36,6 +38,14 @@ def check(policy, ctx) -> list[Finding]:
     out = []
     for name, ref, pinned, line in drift(header, pins):
         what = f"pinned at {pinned}" if pinned else "not pinned"
-        out.append(Finding(script.path, line, 1, policy.id, policy.severity,
-                           f"the header names {name} {ref}, {os.path.basename(req)} has it {what}"))
+        out.append(
+            Finding(
+                script.path,
+                line,
+                1,
+                policy.id,
+                policy.severity,
+                f"the header names {name} {ref}, {os.path.basename(req)} has it {what}",
+            )
+        )
     return out

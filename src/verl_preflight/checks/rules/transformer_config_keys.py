@@ -43,8 +43,11 @@ def megatron_fields() -> frozenset | None:
                 continue
             for node in tree.body:
                 if isinstance(node, ast.ClassDef):
-                    fields = {s.target.id for s in node.body
-                              if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
+                    fields = {
+                        s.target.id
+                        for s in node.body
+                        if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+                    }
                     bases = [b.id for b in node.bases if isinstance(b, ast.Name)]
                     classes[node.name] = (bases, fields)
     if "TransformerConfig" not in classes:
@@ -65,15 +68,20 @@ def megatron_fields() -> frozenset | None:
 def check(policy, view, ctx) -> list[Finding]:
     fields = megatron_fields()
     prefixes = policy.params.get("prefixes", [])
-    touched = [s for s in view.settings if s.kind != "delete"
-               and any(s.key.startswith(p + ".") for p in prefixes)]
+    touched = [s for s in view.settings if s.kind != "delete" and any(s.key.startswith(p + ".") for p in prefixes)]
     if not touched:
         return []
     if fields is None:
         if ctx.once("transformer-config-skipped"):
-            return [Finding.at(view.loc, policy.id, "info",
-                               "megatron-core is not installed: override_transformer_config keys are not "
-                               "checked (pip install --no-deps megatron-core==0.16.1)")]
+            return [
+                Finding.at(
+                    view.loc,
+                    policy.id,
+                    "info",
+                    "megatron-core is not installed: override_transformer_config keys are not "
+                    "checked (pip install --no-deps megatron-core==0.16.1)",
+                )
+            ]
         return []
     known = set(fields) | ctx.schema.backend_keys(policy.params.get("backends", []))
     out = []
@@ -84,8 +92,14 @@ def check(policy, view, ctx) -> list[Finding]:
             continue
         close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
         hint = f" (did you mean '{close[0]}'?)" if close else ""
-        out.append(Finding.at(s.loc, policy.id, policy.severity,
-                              f"'{name}' is not a field of Megatron-Core's TransformerConfig nor a known "
-                              f"backend key: verl would set it with setattr and nothing would read it{hint}",
-                              s.key))
+        out.append(
+            Finding.at(
+                s.loc,
+                policy.id,
+                policy.severity,
+                f"'{name}' is not a field of Megatron-Core's TransformerConfig nor a known "
+                f"backend key: verl would set it with setattr and nothing would read it{hint}",
+                s.key,
+            )
+        )
     return out
