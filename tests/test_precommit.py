@@ -1,0 +1,69 @@
+"""Real pre-commit runs the hook from this repository on a failing and a passing script.
+
+`pre-commit try-repo` builds the hook's isolated environment from the package
+index (allowed for tests that build an environment); the hook gets verl's
+config tree with `--verl 0.9.1`, from the wheel `make` downloaded into
+.venv/wheels (VERL_PREFLIGHT_WHEELS), so nothing else is fetched.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+PRE_COMMIT = os.path.join(os.path.dirname(sys.executable), "pre-commit")
+WHEELS = os.path.join(ROOT, ".venv", "wheels")
+
+GOOD = """\
+#!/usr/bin/env bash
+set -euo pipefail
+python3 -m verl.trainer.main_ppo data.train_batch_size=64 actor_rollout_ref.actor.ppo_mini_batch_size=16 \\
+    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2 trainer.total_epochs=1 "$@"
+"""
+BAD = GOOD.replace("trainer.total_epochs=1", "trainer.total_epoch=1")
+
+
+@pytest.fixture(scope="module")
+def user_repo(tmp_path_factory):
+    if not os.path.isdir(WHEELS):
+        pytest.skip("make has not downloaded the verl wheel (.venv/wheels)")
+    repo = tmp_path_factory.mktemp("user-repo")
+    for name, text in (("good.sh", GOOD), ("bad.sh", BAD)):
+        (repo / name).write_text(text)
+    git = shutil.which("git")
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
+               GIT_COMMITTER_EMAIL="t@t")
+    for cmd in (["init", "-q"], ["add", "."], ["commit", "-qm", "scripts"]):
+        subprocess.run([git, *cmd], cwd=repo, check=True, env=env, capture_output=True)
+    return repo
+
+
+def try_repo(repo, filename, tmp_cache):
+    env = dict(os.environ, VERL_PREFLIGHT_WHEELS=WHEELS, PRE_COMMIT_HOME=str(tmp_cache))
+    return subprocess.run([PRE_COMMIT, "try-repo", ROOT, "validate-scripts", "--files", filename],
+                          cwd=repo, env=env, capture_output=True, text=True, timeout=1200)
+
+
+def test_hook_fails_on_a_bad_script_and_passes_a_good_one(user_repo, tmp_path_factory):
+    cache = tmp_path_factory.mktemp("pre-commit-home")
+    bad = try_repo(user_repo, "bad.sh", cache)
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert "bad.sh:3:" in bad.stdout and "trainer.total_epoch" in bad.stdout
+    assert "override-missing-key" in bad.stdout
+    good = try_repo(user_repo, "good.sh", cache)
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert "Passed" in good.stdout
+
+
+def test_hook_manifest():
+    import yaml
+
+    with open(os.path.join(ROOT, ".pre-commit-hooks.yaml"), encoding="utf-8") as fh:
+        (hook,) = yaml.safe_load(fh)
+    assert hook["id"] == "validate-scripts" and hook["language"] == "python"
+    assert hook["files"] == r"\.sh$" and hook["entry"] == "validate-scripts"
