@@ -53,7 +53,7 @@ def test_hook_fails_on_a_bad_script_and_passes_a_good_one(user_repo, tmp_path_fa
     cache = tmp_path_factory.mktemp("pre-commit-home")
     bad = try_repo(user_repo, "bad.sh", cache)
     assert bad.returncode == 1, bad.stdout + bad.stderr
-    assert "bad.sh:3:" in bad.stdout and "trainer.total_epoch" in bad.stdout
+    assert "bad.sh:4:" in bad.stdout and "trainer.total_epoch" in bad.stdout
     assert "override-missing-key" in bad.stdout
     good = try_repo(user_repo, "good.sh", cache)
     assert good.returncode == 0, good.stdout + good.stderr
