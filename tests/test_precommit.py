@@ -36,8 +36,9 @@ def user_repo(tmp_path_factory):
     for name, text in (("good.sh", GOOD), ("bad.sh", BAD)):
         (repo / name).write_text(text)
     git = shutil.which("git")
-    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
-               GIT_COMMITTER_EMAIL="t@t")
+    env = dict(
+        os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t"
+    )
     for cmd in (["init", "-q"], ["add", "."], ["commit", "-qm", "scripts"]):
         subprocess.run([git, *cmd], cwd=repo, check=True, env=env, capture_output=True)
     return repo
@@ -45,8 +46,14 @@ def user_repo(tmp_path_factory):
 
 def try_repo(repo, filename, tmp_cache):
     env = dict(os.environ, VERL_PREFLIGHT_WHEELS=WHEELS, PRE_COMMIT_HOME=str(tmp_cache))
-    return subprocess.run([PRE_COMMIT, "try-repo", ROOT, "validate-scripts", "--files", filename],
-                          cwd=repo, env=env, capture_output=True, text=True, timeout=1200)
+    return subprocess.run(
+        [PRE_COMMIT, "try-repo", ROOT, "validate-scripts", "--files", filename],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
 
 
 def test_hook_fails_on_a_bad_script_and_passes_a_good_one(user_repo, tmp_path_factory):
