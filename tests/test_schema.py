@@ -96,3 +96,25 @@ def test_pyproject_names_the_schema(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main([Q35]) == 2
     assert "policy.yaml" in capsys.readouterr().err
+
+
+def test_pyproject_paths_excludes_and_severity(tmp_path, capsys, monkeypatch):
+    scripts = tmp_path / "scripts"
+    (scripts / "old").mkdir(parents=True)
+    body = (
+        "#!/usr/bin/env bash\nA=(trainer.total_epochs=1 trainer.total_epochs=2)\n"
+        'python3 -m verl.trainer.main_ppo "${A[@]}" actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "$@"\n'
+    )
+    (scripts / "run.sh").write_text(body)
+    (scripts / "old" / "legacy.sh").write_text(body.replace("total_epochs=1", "total_epoch=1"))
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.validate-scripts]\npaths = ["scripts"]\nexclude = ["*/old"]\nseverity = {duplicate-key = "error"}\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    code = main(["--format", "json"])
+    import json
+
+    doc = json.loads(capsys.readouterr().out)
+    assert [os.path.basename(s["path"]) for s in doc["scripts"]] == ["run.sh"]
+    assert code == 1 and [(f["rule"], f["severity"]) for f in doc["findings"]] == [("duplicate-key", "error")]
+    assert main(["--format", "json", "scripts/run.sh", "--strict"]) == 1  # flags still work

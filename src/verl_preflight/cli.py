@@ -100,7 +100,7 @@ def _setup(args):
     if args.max_profiles < 1:
         raise UsageError("--max-profiles must be at least 1")
     try:
-        files = discover(args.paths)
+        files = discover(args.paths, getattr(args, "excludes", ()))
     except DiscoverError as err:
         raise UsageError(str(err)) from err
     try:
@@ -135,10 +135,7 @@ def _setup(args):
 
 def _schema(path):
     from .checks.rules.schema import SchemaError, load_schema
-    from .settings import project_settings
 
-    if path is None:
-        path = project_settings().get("schema")
     try:
         return load_schema(path)
     except SchemaError as err:
@@ -168,13 +165,15 @@ def _validate(argv) -> int:
             raise UsageError(f"no rule {args.explain!r}")
         sys.stdout.write(text)
         return EXIT_OK
-    if not args.paths:
-        raise UsageError("no paths given (try: validate-scripts examples)")
+
+    _apply_settings(args)
     if args.verl and len(args.verl) > 1:
         return _matrix(args)
     start = time.perf_counter()
     files, source, cache, opts = _setup(args)
     results, unreadable = _run_all(files, cache, opts)
+    for r in results:
+        r.findings = _reseverity(r.findings, args.severity)
     findings = [f for r in results for f in r.findings]
     seconds = time.perf_counter() - start
     if args.format == "json":
@@ -202,6 +201,41 @@ def _validate(argv) -> int:
     if args.strict and any(f.severity == "warning" for f in findings):
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _apply_settings(args) -> None:
+    """`[tool.validate-scripts]` from pyproject.toml fills what the command line left unset."""
+    from .settings import project_settings
+
+    settings = project_settings()
+    args.settings = settings
+    if not args.paths:
+        args.paths = list(settings.get("paths", []))
+    if not args.paths:
+        raise UsageError("no paths given (try: validate-scripts examples)")
+    if not args.verl and not args.verl_config:
+        verl = settings.get("verl")
+        args.verl = [verl] if isinstance(verl, str) else list(verl or []) or None
+        args.verl_config = settings.get("verl-config")
+    if args.schema is None:
+        args.schema = settings.get("schema")
+    args.excludes = list(settings.get("exclude", []))
+    severity = settings.get("severity", {})
+    if not isinstance(severity, dict) or not all(v in ("error", "warning", "info", "off") for v in severity.values()):
+        raise UsageError("[tool.validate-scripts] severity: map rule ids to error, warning, info or off")
+    args.severity = severity
+
+
+def _reseverity(findings, severity: dict) -> list:
+    from dataclasses import replace
+
+    out = []
+    for f in findings:
+        level = severity.get(f.rule)
+        if level == "off":
+            continue
+        out.append(replace(f, severity=level) if level else f)
+    return out
 
 
 def _matrix(args) -> int:
@@ -314,6 +348,7 @@ def _render(argv) -> int:
     args.paths = [args.script]
     args.max_bytes = 5 * 1024 * 1024
     args.schema = None
+    args.excludes = []
     files, source, cache, opts = _setup(args)
     results, unreadable = _run_all(files, cache, opts)
     for line in unreadable:

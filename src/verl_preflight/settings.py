@@ -20,8 +20,11 @@ def project_settings(start: str | None = None) -> dict:
             if not isinstance(table, dict):
                 return {}
             out = dict(table)
-            if isinstance(out.get("schema"), str) and not os.path.isabs(out["schema"]):
-                out["schema"] = os.path.join(cur, out["schema"])
+            for key in ("schema", "verl-config"):
+                if isinstance(out.get(key), str) and not os.path.isabs(out[key]):
+                    out[key] = os.path.join(cur, out[key])
+            if isinstance(out.get("paths"), list):
+                out["paths"] = [p if os.path.isabs(p) else os.path.relpath(os.path.join(cur, p)) for p in out["paths"]]
             return out
         parent = os.path.dirname(cur)
         if parent == cur:
