@@ -151,8 +151,19 @@ def _run_all(files, cache, opts):
             results.append(validate_script(path, cache, opts))
         except ReadError as err:
             unreadable.append(str(err))
+        except RecursionError:
+            results.append(_failed(path, "the script nests too deeply to follow"))
+        except Exception as err:  # a bug of ours: report it on this script and go on
+            results.append(_failed(path, f"internal error: {type(err).__name__}: {err}"))
     cache.save()
     return results, unreadable
+
+
+def _failed(path: str, why: str):
+    from .findings import Finding
+    from .validate import ScriptResult
+
+    return ScriptResult(path, findings=[Finding(path, 1, 1, "internal-error", "error", f"not checked: {why}")])
 
 
 def _validate(argv) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from dataclasses import dataclass, field
 
 from .checks import suppressions
@@ -255,7 +256,9 @@ def check_launch(spec: LaunchSpec, config_name: str | None, cache: ConfigCache) 
                 f"--config-path={spec.config_path} is not verl's own config tree; overrides are not checked",
             )
         ]
-    if not os.path.isfile(os.path.join(cache.source.path, config_name + ".yaml")):
+    if not re.fullmatch(r"[\w./-]+", config_name) or not os.path.isfile(
+        os.path.join(cache.source.path, config_name + ".yaml")
+    ):
         return [
             Finding.at(
                 spec.config_name_loc or spec.loc,

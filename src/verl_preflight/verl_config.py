@@ -101,7 +101,7 @@ def tree_hash(path: str) -> str:
 
 def entry_config_name(source: ConfigSource, module: str) -> tuple[str | None, str | None]:
     """(config_path, config_name) of a verl module's @hydra.main, read from its source."""
-    if source.package_root is None or not module.startswith("verl."):
+    if source.package_root is None or not re.fullmatch(r"verl(\.[A-Za-z_]\w*)+", module):
         return None, None
     rel = module.split(".")[1:]
     candidates = [

@@ -49,4 +49,4 @@ def render(results, findings, source) -> str:
         ],
         "findings": [finding_obj(f) for f in findings],
     }
-    return json.dumps(doc, indent=2) + "\n"
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

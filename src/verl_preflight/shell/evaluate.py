@@ -1205,6 +1205,8 @@ class Interpreter(WordExpander):
         return results
 
     def _resolve_source(self, target: str) -> str | None:
+        if "\0" in target or not target:
+            return None
         candidates = (
             [target] if os.path.isabs(target) else [os.path.join(os.path.dirname(self.script.path), target), target]
         )

@@ -174,7 +174,7 @@ def _maybe_source(script: Script, node, result: Scan, depth: int, seen: set) -> 
     if not args:
         return
     target = _static_text(script, args[0])
-    if target is None:
+    if target is None or "\0" in target:
         return
     path = os.path.normpath(os.path.join(os.path.dirname(script.path), target))
     if path in seen or not os.path.isfile(path):
