@@ -293,3 +293,20 @@ def test_color_only_when_asked(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("NO_COLOR", "1")
     _, auto, _ = run(capsys, "--color", "auto", path)
     assert "\033[" not in auto
+
+
+def test_jobs_give_identical_output(tmp_path, monkeypatch):
+    """-j N: the same output, in the same order, for any N (cold and warm caches)."""
+    outs = []
+    for jobs in ("1", "2", "3"):
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / f"c{jobs}"))
+        for _ in range(2):  # cold, then warm
+            proc = subprocess.run(
+                [sys.executable, TOOL, "-j", jobs, "--format", "json", os.path.join(ROOT, "tests", "fixtures")],
+                capture_output=True,
+                text=True,
+            )
+            assert proc.returncode == 1 and "Traceback" not in proc.stderr
+            outs.append(proc.stdout)
+    assert len(set(outs)) == 1
+    assert len(json.loads(outs[0])["scripts"]) > 40

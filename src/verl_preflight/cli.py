@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 import time
@@ -41,6 +42,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--max-profiles", type=int, default=64)
     p.add_argument("--max-bytes", type=int, default=5 * 1024 * 1024)
+    p.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=0,
+        metavar="N",
+        help="worker processes (default: the CPU count; output is the same for any N)",
+    )
     p.add_argument("--strict", action="store_true", help="warnings also fail (exit 1)")
     p.add_argument("--explain", metavar="RULE", help="print a rule's documentation")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
@@ -142,21 +151,36 @@ def _schema(path):
         raise UsageError(str(err)) from err
 
 
-def _run_all(files, cache, opts):
-    from .validate import ReadError, validate_script
+SERIAL_BELOW = 8  # fewer scripts than this: worker start-up costs more than it saves
 
-    results, unreadable = [], []
-    for path in files:
-        try:
-            results.append(validate_script(path, cache, opts))
-        except ReadError as err:
-            unreadable.append(str(err))
-        except RecursionError:
-            results.append(_failed(path, "the script nests too deeply to follow"))
-        except Exception as err:  # a bug of ours: report it on this script and go on
-            results.append(_failed(path, f"internal error: {type(err).__name__}: {err}"))
+
+def _run_all(files, cache, opts, jobs: int = 1):
+    from . import parallel
+
+    if jobs <= 0:
+        jobs = os.cpu_count() or 1
+    if jobs > 1 and len(files) >= SERIAL_BELOW:
+        outcomes = parallel.run(files, cache, opts, jobs, _run_one)
+    else:
+        outcomes = [_run_one(path, cache, opts) for path in files]
+    results = [r for r, _ in outcomes if r is not None]
+    unreadable = [e for _, e in outcomes if e is not None]
     cache.save()
     return results, unreadable
+
+
+def _run_one(path, cache, opts):
+    """(result, None) or (None, read error); never raises."""
+    from .validate import ReadError, validate_script
+
+    try:
+        return validate_script(path, cache, opts), None
+    except ReadError as err:
+        return None, str(err)
+    except RecursionError:
+        return _failed(path, "the script nests too deeply to follow"), None
+    except Exception as err:  # a bug of ours: report it on this script and go on
+        return _failed(path, f"internal error: {type(err).__name__}: {err}"), None
 
 
 def _failed(path: str, why: str):
@@ -182,7 +206,7 @@ def _validate(argv) -> int:
         return _matrix(args)
     start = time.perf_counter()
     files, source, cache, opts = _setup(args)
-    results, unreadable = _run_all(files, cache, opts)
+    results, unreadable = _run_all(files, cache, opts, args.jobs)
     for r in results:
         r.findings = _reseverity(r.findings, args.severity)
     findings = [f for r in results for f in r.findings]

@@ -1,0 +1,54 @@
+"""-j N: scripts in worker processes, results in the order of the input.
+
+Each worker keeps its own ConfigCache (loaded from the disk cache, so a warm
+run composes nothing); the entries a worker adds come back with its results
+and the parent merges them before saving, so the cache grows the same way as
+in a serial run.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ProcessPoolExecutor
+
+_STATE: dict = {}
+
+
+def _init(source, use_disk, opts, run_one) -> None:
+    from .verl_config import ConfigCache
+
+    _STATE["cache"] = ConfigCache(source, use_disk=use_disk)
+    _STATE["opts"] = opts
+    _STATE["run_one"] = run_one
+    _STATE["known"] = _sizes(_STATE["cache"])
+
+
+def _sizes(cache) -> tuple:
+    return (set(cache.snapshots), set(cache.parsed), set(cache.verdicts))
+
+
+def _work(path: str):
+    cache = _STATE["cache"]
+    outcome = _STATE["run_one"](path, cache, _STATE["opts"])
+    snaps, parsed, verdicts = _STATE["known"]
+    fresh = (
+        {k: v for k, v in cache.snapshots.items() if k not in snaps},
+        {k: v for k, v in cache.parsed.items() if k not in parsed},
+        {k: v for k, v in cache.verdicts.items() if k not in verdicts},
+    )
+    _STATE["known"] = _sizes(cache)
+    return outcome, fresh
+
+
+def run(files, cache, opts, jobs: int, run_one) -> list:
+    outcomes = []
+    with ProcessPoolExecutor(
+        max_workers=jobs, initializer=_init, initargs=(cache.source, cache.use_disk, opts, run_one)
+    ) as pool:
+        for outcome, (snaps, parsed, verdicts) in pool.map(_work, files, chunksize=max(1, len(files) // (jobs * 4))):
+            outcomes.append(outcome)
+            if snaps or parsed or verdicts:
+                cache.snapshots.update(snaps)
+                cache.parsed.update(parsed)
+                cache.verdicts.update(verdicts)
+                cache.dirty = True
+    return outcomes
