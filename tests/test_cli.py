@@ -310,3 +310,16 @@ def test_jobs_give_identical_output(tmp_path, monkeypatch):
             outs.append(proc.stdout)
     assert len(set(outs)) == 1
     assert len(json.loads(outs[0])["scripts"]) > 40
+
+
+def test_nothing_is_written_outside_the_cache_folder(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    script = work / "run.sh"
+    script.write_text(BAD)
+    env = dict(os.environ, HOME=str(tmp_path / "home"), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    before = {p for p in tmp_path.rglob("*")}
+    proc = subprocess.run([sys.executable, TOOL, str(script)], capture_output=True, text=True, env=env, cwd=work)
+    assert proc.returncode == 1
+    written = {p for p in tmp_path.rglob("*")} - before
+    assert written and all(str(p).startswith(str(tmp_path / "cache")) for p in written), written
