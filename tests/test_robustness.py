@@ -208,3 +208,14 @@ def test_generated_bash_never_raises(config_cache, tmp_path_factory, words, seed
     path.write_text("".join(w + rng.choice([" ", " ", "\n"]) for w in words))
     opts = Options(max_profiles=4, budget=Budget(steps=5000, states=8, loop_iterations=50), schema=load_schema())
     validate_script(str(path), config_cache, opts)
+
+
+def test_unreadable_inputs_exit_2_without_hanging(tmp_path):
+    fifo = tmp_path / "pipe.sh"
+    os.mkfifo(fifo)
+    proc = run_guarded(tmp_path, "--no-cache", str(fifo), timeout=60)
+    assert proc.returncode == 2 and "not a regular file" in proc.stderr
+    (tmp_path / "scripts").mkdir()
+    os.symlink(tmp_path / "missing.sh", tmp_path / "scripts" / "dangling.sh")
+    proc = run_guarded(tmp_path, "--no-cache", str(tmp_path / "scripts" / "dangling.sh"))
+    assert proc.returncode == 2 and "no such file" in proc.stderr and "Traceback" not in proc.stderr

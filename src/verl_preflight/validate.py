@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 
 from .checks import suppressions
@@ -94,8 +95,10 @@ class ReadError(Exception):
 def read_script(path: str, max_bytes: int) -> bytes | None:
     """The file's bytes; None when it is larger than max_bytes."""
     try:
-        size = os.path.getsize(path)
-        if size > max_bytes:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise ReadError(f"{path}: cannot read: not a regular file")
+        if info.st_size > max_bytes:
             return None
         with open(path, "rb") as fh:
             return fh.read(max_bytes + 1)
