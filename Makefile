@@ -4,7 +4,7 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: validate test setup bench docs clean
+.PHONY: validate test setup bench docs fuzz clean
 
 setup: $(STAMP)
 
@@ -28,6 +28,13 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(VPY) bench/bench_validate.py
+
+# atheris for 30 minutes on a seed corpus made of the examples and fixtures
+fuzz: $(STAMP)
+	$(VPY) -m pip install --quiet atheris
+	rm -rf $(VENV)/fuzz-corpus && mkdir -p $(VENV)/fuzz-corpus
+	find examples tests/fixtures -name '*.sh' -exec cp --backup=numbered {} $(VENV)/fuzz-corpus/ \;
+	$(VPY) fuzz/fuzz_validate.py $(VENV)/fuzz-corpus -max_total_time=1800 -timeout=30
 
 docs: $(STAMP)
 	$(VPY) -c "import sys; sys.path.insert(0, 'src'); from verl_preflight.rules import markdown; open('docs/rules.md', 'w').write(markdown())"

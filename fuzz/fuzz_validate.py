@@ -1,9 +1,8 @@
 """atheris harness: any bytes as a launch script must never raise out of the validator.
 
-    python fuzz/fuzz_validate.py fuzz/corpus -max_total_time=1800
+    make fuzz     # or: python fuzz/fuzz_validate.py CORPUS_DIR -max_total_time=1800
 
-The seed corpus is the example and fixture scripts (copied into fuzz/corpus/ by
-`make fuzz-corpus`). Each input is parsed, every profile is evaluated with
+The seed corpus is the example and fixture scripts (`make fuzz` copies them). Each input is parsed, every profile is evaluated with
 small budgets, and launches are checked against verl's config (cache in memory).
 """
 
