@@ -40,8 +40,9 @@ GUARDED = textwrap.dedent(
 def run_guarded(tmp_path, *args, timeout=120):
     guard = tmp_path / "guarded.py"
     guard.write_text(f"SRC = {os.path.join(ROOT, 'src')!r}\n" + GUARDED)
+    # -j 1: worker processes would be refused by the guard, and they are not what is tested here
     return subprocess.run(
-        [sys.executable, str(guard), *args], capture_output=True, text=True, timeout=timeout, cwd=tmp_path
+        [sys.executable, str(guard), "-j", "1", *args], capture_output=True, text=True, timeout=timeout, cwd=tmp_path
     )
 
 

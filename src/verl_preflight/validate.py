@@ -18,7 +18,6 @@ from .launches import LaunchSpec, find_entry, read_launch
 from .shell import profiles as prof
 from .shell.evaluate import Budget, evaluate
 from .shell.parse import parse_script, syntax_findings
-from .shell.words import Loc
 from .verl_config import ConfigCache, entry_config_name
 
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
@@ -312,7 +311,3 @@ def suggest(cache: ConfigCache, config_name: str, key: str) -> str | None:
     if not close:
         return None
     return ".".join(prefix + [close[0]] + parts[len(prefix) + 1 :])
-
-
-def loc_of(path: str) -> Loc:
-    return Loc(path, 1, 1)

@@ -718,8 +718,7 @@ class Interpreter(WordExpander):
                 return True if a is True else cond._or(a, self._dbl(right, st))
             if left.type == "unary_expression" and left.children and self.script.text(left.children[0]) == "!":
                 # tree-sitter reads `! $A == b` as `(! $A) == b`; bash negates the comparison.
-                inner = _Reassoc(left.children[-1], op, right)
-                return cond._not(self._compare_nodes(inner.left, op, right, st))
+                return cond._not(self._compare_nodes(left.children[-1], op, right, st))
             return self._compare_nodes(left, op, right, st)
         if t == "negated_expression" or (node.children and self.script.text(node.children[0]) == "!"):
             inner = [c for c in node.named_children]
@@ -969,7 +968,6 @@ class Interpreter(WordExpander):
                 st.vars[text] = Var(None)
             else:
                 st.vars.pop(text, None)
-                self.ctx.unset_inputs.add(text) if self.ctx.ambient is None and False else None
                 st.vars[text] = Var(None)
         st.status = 0
         return [st]
@@ -1344,11 +1342,6 @@ def _plain_string(script, node) -> str | None:
         text = script.text(node)[1:-1]
         return None if "\\" in text or "$" in text or "`" in text else text
     return None
-
-
-class _Reassoc:
-    def __init__(self, left, op, right):
-        self.left, self.op, self.right = left, op, right
 
 
 def _child_index(parent, child) -> int:

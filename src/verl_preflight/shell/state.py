@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .words import Field, Loc
+from .words import Field
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +74,7 @@ class State:
         self.assumptions = self.assumptions + ((label, value),)
         return self
 
-    def set_var(self, name: str, value, loc: Loc | None = None, **attrs) -> None:
+    def set_var(self, name: str, value, **attrs) -> None:
         old = self.vars.get(name)
         exported = attrs.get("exported", old.exported if old else False)
         readonly = attrs.get("readonly", old.readonly if old else False)

@@ -76,9 +76,6 @@ class Field:
     def display(self) -> str:
         return "".join(str(p) for p in self.pieces)
 
-    def unknowns(self) -> list[Unknown]:
-        return [p for p in self.pieces if isinstance(p, Unknown)]
-
 
 EMPTY = Field(())
 
@@ -228,11 +225,3 @@ def pattern_regex(chunks) -> re.Pattern | None:
         return re.compile("".join(parts), re.DOTALL)
     except re.error:
         return None
-
-
-def has_glob(chunks) -> bool:
-    return any(
-        not c.quoted and isinstance(c.piece, str) and any(ch in c.piece for ch in "*?[")
-        for c in chunks
-        if c is not BREAK
-    )
