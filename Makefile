@@ -28,6 +28,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(VPY) bench/bench_validate.py
+	$(VPY) bench/bench_scaling.py
 
 # atheris for 30 minutes on a seed corpus made of the examples and fixtures
 fuzz: $(STAMP)
