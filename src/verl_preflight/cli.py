@@ -326,6 +326,7 @@ def config_changes(cache, la) -> str:
     import yaml
     from omegaconf import OmegaConf
 
+    from .checks.config import is_group_selection
     from .validate import _override_text
     from .verl_config import compose_raw
 
@@ -333,7 +334,7 @@ def config_changes(cache, la) -> str:
         return f"# {la.module}: not a Hydra entry point of this verl"
     texts = [t for t in (_override_text(o) for o in la.spec.overrides) if t is not None]
     groups = set(cache.groups or ())
-    selections = [t for t in texts if "@" in t.split("=")[0] or t.split("=")[0].lstrip("+~") in groups]
+    selections = [t for t, rec in zip(texts, cache.parse(texts), strict=True) if is_group_selection(rec, groups)]
     try:
         base = OmegaConf.to_container(compose_raw(cache.source.path, la.config_name, selections), resolve=False)
         mine = OmegaConf.to_container(compose_raw(cache.source.path, la.config_name, texts), resolve=False)

@@ -9,8 +9,7 @@ import stat
 from dataclasses import dataclass, field
 
 from .checks import suppressions
-from .checks.config import check_overrides
-from .checks.overrides import parse_all
+from .checks.config import check_overrides, is_group_selection
 from .checks.rules import run_launch_rules, run_script_rules
 from .checks.rules.view import LaunchView, Setting
 from .findings import Finding, merge_findings
@@ -185,13 +184,13 @@ def launch_view(spec: LaunchSpec, config_name: str | None, label: dict, cache: C
         return None
     items = [(o, _override_text(o)) for o in spec.overrides]
     items = [(o, t) for o, t in items if t is not None]
-    records = parse_all([t for _, t in items], cache.parsed)
+    records = cache.parse([t for _, t in items])
     groups = set(cache.groups or ())
     group_lines, settings = [], []
-    for (o, text), rec in zip(items, records, strict=False):
+    for (o, text), rec in zip(items, records, strict=True):
         if not rec["ok"] or rec["sweep"]:
             return None
-        if rec["package"] is not None or (rec["key"] in groups and rec["value_kind"] != "dict"):
+        if is_group_selection(rec, groups):
             group_lines.append(text)
             continue
         display = o.field.display.split("=", 1)[-1]

@@ -263,6 +263,17 @@ class ConfigCache:
             return
         self.dirty = False
 
+    # ---- overrides --------------------------------------------------------
+    def parse(self, texts) -> list[dict]:
+        """Hydra's grammar on each override, memoized in this cache."""
+        from .checks.overrides import parse_all
+
+        before = len(self.parsed)
+        records = parse_all(texts, self.parsed)
+        if len(self.parsed) != before:
+            self.dirty = True
+        return records
+
     # ---- compositions ---------------------------------------------------
     def snapshot(self, config_name: str, group_overrides: tuple) -> dict:
         """{"tree": data} or {"error": message, "override": input line or None}."""

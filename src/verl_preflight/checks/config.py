@@ -17,8 +17,6 @@ import copy
 import json
 from dataclasses import dataclass
 
-from .overrides import parse_all
-
 
 @dataclass(frozen=True)
 class Problem:
@@ -32,15 +30,16 @@ class Fallback(Exception):
     """The fast path cannot decide this exactly; use Hydra's own code."""
 
 
-def _is_group(rec: dict, groups: set) -> bool:
+def is_group_selection(rec: dict, groups) -> bool:
+    """Hydra's split (defaults_list.Overrides): a parsed override names a config group
+    (or has a package) and its value is not a dict; everything else is a value override."""
+    if not rec["ok"] or rec["sweep"]:
+        return False
     return rec["package"] is not None or (rec["key"] in groups and rec["value_kind"] != "dict")
 
 
 def check_overrides(cache, config_name: str, overrides: list[str]) -> list[Problem]:
-    before = len(cache.parsed)
-    records = parse_all(overrides, cache.parsed)
-    if len(cache.parsed) != before:
-        cache.dirty = True
+    records = cache.parse(overrides)
     problems = []
     for i, rec in enumerate(records):
         if not rec["ok"]:
@@ -48,7 +47,7 @@ def check_overrides(cache, config_name: str, overrides: list[str]) -> list[Probl
     if problems:
         return problems
     groups = set(cache.groups or ())
-    group_idx = [i for i, r in enumerate(records) if not r["sweep"] and _is_group(r, groups)]
+    group_idx = [i for i, r in enumerate(records) if is_group_selection(r, groups)]
     for i, rec in enumerate(records):
         if rec["sweep"] and rec.get("sweep_error"):
             problems.append(
