@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import stat
@@ -283,30 +282,5 @@ def check_launch(spec: LaunchSpec, config_name: str | None, cache: ConfigCache) 
         where.append(o)
     for p in check_overrides(cache, config_name, texts):
         loc = where[p.index].loc if p.index is not None else spec.loc
-        message = p.message
-        if p.rule == "override-missing-key" and p.key:
-            hint = suggest(cache, config_name, p.key)
-            if hint:
-                message += f" (did you mean '{hint}'?)"
-        findings.append(Finding.at(loc, p.rule, "error", message, p.key))
+        findings.append(Finding.at(loc, p.rule, "error", p.message, p.key))
     return findings
-
-
-def suggest(cache: ConfigCache, config_name: str, key: str) -> str | None:
-    entry = cache.snapshots.get(f'["{config_name}", []]') or cache.snapshot(config_name, ())
-    node = entry.get("tree")
-    parts = key.split(".")
-    prefix = []
-    for k in parts[:-1]:
-        if isinstance(node, dict) and k in node and isinstance(node[k], dict):
-            node = node[k]
-            prefix.append(k)
-        else:
-            break
-    if not isinstance(node, dict):
-        return None
-    rest = parts[len(prefix)]
-    close = difflib.get_close_matches(rest, [k for k in node if isinstance(k, str)], n=1, cutoff=0.75)
-    if not close:
-        return None
-    return ".".join(prefix + [close[0]] + parts[len(prefix) + 1 :])

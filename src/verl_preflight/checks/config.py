@@ -14,6 +14,7 @@ Every problem is reported, in Hydra's order; the first is the one Hydra raises.
 from __future__ import annotations
 
 import copy
+import difflib
 import json
 from dataclasses import dataclass
 
@@ -66,6 +67,34 @@ def check_overrides(cache, config_name: str, overrides: list[str]) -> list[Probl
         key = records[culprit]["key"] if culprit is not None else None
         return [Problem(culprit, "config-group", key, snap["error"])]
     value_idx = [i for i, r in enumerate(records) if i not in set(group_idx) and not r["sweep"]]
+    found = _value_problems(cache, config_name, group_lines, snap, overrides, records, value_idx)
+    return [_with_hint(p, snap["tree"]) for p in found]
+
+
+def _with_hint(problem: Problem, tree: dict) -> Problem:
+    """A missing key gets "did you mean" from the composition it was checked against."""
+    if problem.rule != "override-missing-key" or not problem.key:
+        return problem
+    close = did_you_mean(tree, problem.key)
+    if close is None:
+        return problem
+    return Problem(problem.index, problem.rule, problem.key, f"{problem.message} (did you mean '{close}'?)")
+
+
+def did_you_mean(tree: dict, key: str) -> str | None:
+    """The nearest existing key: follow the path while it exists, then the closest name."""
+    parts = key.split(".")
+    node, depth = tree, 0
+    while depth < len(parts) - 1 and isinstance(node.get(parts[depth]), dict):
+        node = node[parts[depth]]
+        depth += 1
+    close = difflib.get_close_matches(parts[depth], [k for k in node if isinstance(k, str)], n=1, cutoff=0.75)
+    if not close:
+        return None
+    return ".".join(parts[:depth] + [close[0]] + parts[depth + 1 :])
+
+
+def _value_problems(cache, config_name, group_lines, snap, overrides, records, value_idx) -> list[Problem]:
     try:
         return FastApply(snap["tree"]).run([(i, records[i]) for i in value_idx])
     except Fallback:
