@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from ..findings import Finding
 from . import conditions as cond
 from .expand import ShellExit, WordExpander, word_groups
+from .nodes import static_text, variable_of
 from .parse import Script, parse_script
 from .state import Budget, State, Var, elements_of, scalar_of
 from .words import Field, Loc, Unknown, join_field, split_fields
@@ -356,8 +357,8 @@ class Interpreter(WordExpander):
         for a, b in ((left, right), (right, left)):
             if a is None or b is None:
                 continue
-            var = self._subject_var(a)
-            literal = self._literal_pattern(b) if b.type != "string" else _plain_string(self.script, b)
+            var = variable_of(self.script, a, with_default=False)
+            literal = static_text(self.script, b)
             if var and literal is not None:
                 return var, literal, self.script.text(op) != "!="
         return None
@@ -564,19 +565,9 @@ class Interpreter(WordExpander):
         subject_node = node.child_by_field_name("value")
         subject = self.expand_one(subject_node, st)
         items = [c for c in node.named_children if c.type == "case_item"]
-        var = self._subject_var(subject_node)
+        var = variable_of(self.script, subject_node, with_default=False)
         label = var or self.condition_label(subject_node)
         return self._case_from(items, 0, subject, label, var, st, depth)
-
-    def _subject_var(self, node) -> str | None:
-        """NAME when the case subject is `$NAME` / `${NAME}` (quoted or not)."""
-        text = self.script.text(node).strip('"')
-        for prefix, suffix in (("${", "}"), ("$", "")):
-            if text.startswith(prefix) and text.endswith(suffix):
-                name = text[len(prefix) : len(text) - len(suffix)]
-                if name and name.replace("_", "a").isalnum() and not name[0].isdigit():
-                    return name
-        return None
 
     def _case_from(self, items, start, subject: Field, label, var, st, depth):
         """Match arms in order. On an unknown subject each literal arm is a fork in
@@ -598,7 +589,7 @@ class Interpreter(WordExpander):
                 if rx is not None and rx.pattern == ".*":
                     matched = True
                     break
-                literal = self._literal_pattern(p)
+                literal = static_text(self.script, p)
                 if literal is not None and literal in st.excluded.get(var, ()):
                     continue
                 maybe.append((literal, self.script.text(p)))
@@ -622,14 +613,6 @@ class Interpreter(WordExpander):
             self._assume_once(st, label, "<other>")
         out.append(st)
         return out
-
-    def _literal_pattern(self, node) -> str | None:
-        text = self.script.text(node)
-        if node.type in ("word", "extglob_pattern", "number") and not any(c in text for c in "*?[]\\$`"):
-            return text
-        if node.type == "raw_string":
-            return text[1:-1]
-        return None
 
     @staticmethod
     def _assume_once(st: State, label: str, value: str) -> None:
@@ -1335,13 +1318,6 @@ _BUILTINS = {
 
 _REDIRECTS = {"file_redirect", "heredoc_redirect", "herestring_redirect"}
 _ERREXIT_TYPES = {"command", "pipeline", "subshell", "redirected_statement", "test_command", "compound_statement"}
-
-
-def _plain_string(script, node) -> str | None:
-    if all(c.type in ('"', "string_content") for c in node.children):
-        text = script.text(node)[1:-1]
-        return None if "\\" in text or "$" in text or "`" in text else text
-    return None
 
 
 def _child_index(parent, child) -> int:

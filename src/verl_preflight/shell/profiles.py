@@ -13,9 +13,9 @@ import itertools
 import os
 from dataclasses import dataclass, field
 
+from .nodes import DEFAULT_OPS, static_text, variable_of
 from .parse import Script, parse_script
 
-_DEFAULT_OPS = {":-", "-", ":=", "=", ":?", "?", ":+", "+"}
 _COMPARE_OPS = {"=", "==", "!=", "-eq", "-ne", "-lt", "-le", "-gt", "-ge"}
 _LITERAL_TYPES = {"word", "number", "raw_string", "string", "extglob_pattern"}
 
@@ -36,47 +36,11 @@ class Scan:
     order: list = field(default_factory=list)
 
 
-def _static_text(script: Script, node) -> str | None:
-    t = node.type
-    if t in ("word", "number", "extglob_pattern"):
-        text = script.text(node)
-        if any(ch in text for ch in "$`\\*?[") or "|" in text:
-            return None
-        return text
-    if t == "raw_string":
-        return script.text(node)[1:-1]
-    if t == "string":
-        if any(c.type not in ('"', "string_content") for c in node.children):
-            return None
-        text = script.text(node)[1:-1]
-        return None if "\\" in text else text
-    return None
-
-
 def _glob_representative(pattern: str) -> str | None:
     """A value a simple glob arm matches (`np*` -> `np`); None for `*` or anything complex."""
     if any(ch in pattern for ch in "[]\\$`'\"|(){}") or not pattern.strip("*?"):
         return None
     return pattern.replace("*", "").replace("?", "x")
-
-
-def _var_of(script: Script, node) -> str | None:
-    """NAME when node is `$NAME`, `${NAME}`, `${NAME:-...}` or those in double quotes."""
-    if node.type == "string":
-        inner = [c for c in node.named_children]
-        if len(inner) != 1:
-            return None
-        node = inner[0]
-    if node.type == "simple_expansion":
-        name = script.text(node)[1:]
-        return name if name.replace("_", "a").isalnum() and not name[0].isdigit() else None
-    if node.type == "expansion":
-        named = [c for c in node.children if c.type == "variable_name"]
-        if len(named) == 1:
-            ops = [script.text(c) for c in node.children if not c.is_named and script.text(c) not in ("${", "}")]
-            if not ops or ops[0] in _DEFAULT_OPS:
-                return script.text(named[0])
-    return None
 
 
 def scan(script: Script, follow_sources: bool = True, depth: int = 0, seen=None) -> Scan:
@@ -97,7 +61,7 @@ def _scan_into(script: Script, result: Scan, follow: bool, depth: int, seen: set
         t = node.type
         if t == "expansion":
             named = [c for c in node.children if c.type == "variable_name"]
-            ops = [c for c in node.children if not c.is_named and script.text(c) in _DEFAULT_OPS]
+            ops = [c for c in node.children if not c.is_named and script.text(c) in DEFAULT_OPS]
             if named and ops:
                 name = script.text(named[0])
                 result.inputs.add(name)
@@ -106,7 +70,7 @@ def _scan_into(script: Script, result: Scan, follow: bool, depth: int, seen: set
                 if op in (":-", "-", ":=", "="):
                     after = [c for c in node.children if c.start_byte >= ops[0].end_byte and script.text(c) != "}"]
                     if len(after) == 1:
-                        value = _static_text(script, after[0])
+                        value = static_text(script, after[0])
                         if value is not None:
                             result.defaults.setdefault(name, value)
                     elif not after:
@@ -118,19 +82,19 @@ def _scan_into(script: Script, result: Scan, follow: bool, depth: int, seen: set
                 name = script.text(name_node)
                 result.assigned.add(name)
                 if value is not None:
-                    src = _var_of(script, value)
+                    src = variable_of(script, value)
                     if src is not None and src != name:
                         result.aliases.setdefault(name, src)
         elif t == "case_statement":
             subject = node.child_by_field_name("value")
-            name = _var_of(script, subject) if subject is not None else None
+            name = variable_of(script, subject) if subject is not None else None
             if name:
                 for item in node.named_children:
                     if item.type != "case_item":
                         continue
                     for i, c in enumerate(item.children):
                         if item.field_name_for_child(i) == "value":
-                            lit = _static_text(script, c)
+                            lit = static_text(script, c)
                             if lit is None:
                                 lit = _glob_representative(script.text(c))
                             _tested(result, name, lit)
@@ -141,13 +105,13 @@ def _scan_into(script: Script, result: Scan, follow: bool, depth: int, seen: set
                 for a, b in ((left, right), (right, left)):
                     if a is None or b is None:
                         continue
-                    name = _var_of(script, a)
+                    name = variable_of(script, a)
                     if name:
-                        _tested(result, name, _static_text(script, b))
+                        _tested(result, name, static_text(script, b))
         elif t == "unary_expression":
             op = script.text(node.children[0]) if node.children else ""
             if op in ("-z", "-n"):
-                name = _var_of(script, node.children[-1])
+                name = variable_of(script, node.children[-1])
                 if name:
                     _tested(result, name, None, presence=True)
         elif t == "command" and follow and depth < 4:
@@ -173,7 +137,7 @@ def _maybe_source(script: Script, node, result: Scan, depth: int, seen: set) -> 
     args = [c for i, c in enumerate(node.children) if node.field_name_for_child(i) == "argument"]
     if not args:
         return
-    target = _static_text(script, args[0])
+    target = static_text(script, args[0])
     if target is None or "\0" in target:
         return
     path = os.path.normpath(os.path.join(os.path.dirname(script.path), target))
