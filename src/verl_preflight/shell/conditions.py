@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 
 from .arith import parse_int
@@ -46,11 +45,11 @@ class TestError(Exception):
     """A malformed test: bash prints an error and the status is 2."""
 
 
-def _not(v):
+def not3(v):
     return None if v is None else not v
 
 
-def _and(a, b):
+def and3(a, b):
     if a is False or b is False:
         return False
     if a is None or b is None:
@@ -58,7 +57,7 @@ def _and(a, b):
     return True
 
 
-def _or(a, b):
+def or3(a, b):
     if a is True or b is True:
         return True
     if a is None or b is None:
@@ -120,7 +119,7 @@ def test_argv(args: list[Field]):
         return one(0)
     if n == 2:
         if texts[0] == "!":
-            return _not(one(1))
+            return not3(one(1))
         if texts[0] is not None and texts[0].startswith("-"):
             return unary(texts[0], args[1])
         raise TestError("unary operator expected")
@@ -128,16 +127,16 @@ def test_argv(args: list[Field]):
         if texts[1] in BINARY_OPS:
             return compare(texts[1], args[0], args[2])
         if texts[1] == "-a":
-            return _and(one(0), one(2))
+            return and3(one(0), one(2))
         if texts[1] == "-o":
-            return _or(one(0), one(2))
+            return or3(one(0), one(2))
         if texts[0] == "!":
-            return _not(test_argv(args[1:]))
+            return not3(test_argv(args[1:]))
         if texts[0] == "(" and texts[2] == ")":
             return one(1)
         raise TestError("binary operator expected")
     if n == 4 and texts[0] == "!":
-        return _not(test_argv(args[1:]))
+        return not3(test_argv(args[1:]))
     return _expr(args, texts)
 
 
@@ -149,7 +148,7 @@ def _expr(args, texts):
         nonlocal pos
         if pos < len(texts) and texts[pos] == "!":
             pos += 1
-            return _not(primary())
+            return not3(primary())
         if pos < len(texts) and texts[pos] == "(":
             pos += 1
             v = disj()
@@ -181,7 +180,7 @@ def _expr(args, texts):
         v = primary()
         while pos < len(texts) and texts[pos] == "-a":
             pos += 1
-            v = _and(v, primary())
+            v = and3(v, primary())
         return v
 
     def disj():
@@ -189,7 +188,7 @@ def _expr(args, texts):
         v = conj()
         while pos < len(texts) and texts[pos] == "-o":
             pos += 1
-            v = _or(v, conj())
+            v = or3(v, conj())
         return v
 
     return disj()
@@ -205,4 +204,4 @@ def regex_match(text: Field, pattern: Field):
         return False
 
 
-__all__ = ["test_argv", "compare", "unary", "regex_match", "TestError", "_and", "_or", "_not", "os"]
+__all__ = ["TestError", "and3", "compare", "not3", "or3", "regex_match", "test_argv", "unary"]

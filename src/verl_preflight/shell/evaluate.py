@@ -686,7 +686,7 @@ class Interpreter(WordExpander):
             op = self.script.text(node.children[0])
             operand = node.children[-1]
             if op == "!":
-                return cond._not(self._dbl(operand, st))
+                return cond.not3(self._dbl(operand, st))
             return cond.unary(op, self.expand_one(operand, st))
         if t == "binary_expression":
             op_node = node.child_by_field_name("operator")
@@ -695,17 +695,17 @@ class Interpreter(WordExpander):
             right = node.child_by_field_name("right")
             if op == "&&":
                 a = self._dbl(left, st)
-                return False if a is False else cond._and(a, self._dbl(right, st))
+                return False if a is False else cond.and3(a, self._dbl(right, st))
             if op == "||":
                 a = self._dbl(left, st)
-                return True if a is True else cond._or(a, self._dbl(right, st))
+                return True if a is True else cond.or3(a, self._dbl(right, st))
             if left.type == "unary_expression" and left.children and self.script.text(left.children[0]) == "!":
                 # tree-sitter reads `! $A == b` as `(! $A) == b`; bash negates the comparison.
-                return cond._not(self._compare_nodes(left.children[-1], op, right, st))
+                return cond.not3(self._compare_nodes(left.children[-1], op, right, st))
             return self._compare_nodes(left, op, right, st)
         if t == "negated_expression" or (node.children and self.script.text(node.children[0]) == "!"):
             inner = [c for c in node.named_children]
-            return cond._not(self._dbl(inner[-1], st)) if inner else True
+            return cond.not3(self._dbl(inner[-1], st)) if inner else True
         value = self.expand_one(node, st)
         return None if not value.known else value.value != ""
 

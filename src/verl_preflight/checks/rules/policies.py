@@ -53,20 +53,11 @@ def required_value(policy, view) -> list[Finding]:
         value = view.value(key)
         if value is UNKNOWN or value is None and setting is None:
             continue
-        if setting is None and view.default(key) is not None and _interpolated(view, key):
+        if setting is None and view.default(key) is not None and view.interpolated(key):
             continue  # follows another key, which is checked in its own right
         if not _same(value, wanted):
             out.append(Finding.at(view.where(key), policy.id, policy.severity, _message(policy, key, value), key))
     return out
-
-
-def _interpolated(view, key: str) -> bool:
-    node = view.tree
-    for part in key.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return False
-        node = node[part]
-    return isinstance(node, str) and "${" in node
 
 
 def allowed_only_when(policy, view) -> list[Finding]:

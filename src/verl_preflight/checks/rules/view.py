@@ -57,12 +57,21 @@ class LaunchView:
             return s.value if s.known else UNKNOWN
         return self.default(key, depth)
 
-    def default(self, key: str, depth: int = 0):
+    def raw(self, key: str):
+        """The composed config's own node at `key` (interpolations unresolved), or None."""
         node = self.tree
         for part in key.split("."):
             if not isinstance(node, dict) or part not in node:
                 return None
             node = node[part]
+        return node
+
+    def interpolated(self, key: str) -> bool:
+        node = self.raw(key)
+        return isinstance(node, str) and "${" in node
+
+    def default(self, key: str, depth: int = 0):
+        node = self.raw(key)
         if isinstance(node, str) and depth < 8:
             m = _SELECT.match(node)
             if m:
