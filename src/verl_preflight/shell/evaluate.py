@@ -371,10 +371,10 @@ class Interpreter(WordExpander):
         cond_nodes = []
         body = []
         clauses = []
-        for child in node.children:
+        for name, child in fields(node):
             if child.type in ("elif_clause", "else_clause"):
                 clauses.append(child)
-            elif node.field_name_for_child(_child_index(node, child)) == "condition":
+            elif name == "condition":
                 cond_nodes.append(child)
             elif child.is_named and child.type != "comment":
                 body.append(child)
@@ -427,9 +427,7 @@ class Interpreter(WordExpander):
 
     def x_while_statement(self, node, st, depth, in_cond):
         until = node.children and node.children[0].type == "until"
-        cond_nodes = [
-            c for c in node.children if node.field_name_for_child(_child_index(node, c)) == "condition" and c.is_named
-        ]
+        cond_nodes = [c for name, c in fields(node) if name == "condition" and c.is_named]
         body = node.child_by_field_name("body")
         states = [st]
         done = []
@@ -484,7 +482,7 @@ class Interpreter(WordExpander):
     def x_for_statement(self, node, st, depth, in_cond):
         var = node.child_by_field_name("variable")
         name = self.script.text(var)
-        values = [c for c in node.children if node.field_name_for_child(_child_index(node, c)) == "value"]
+        values = [c for name, c in fields(node) if name == "value"]
         body = node.child_by_field_name("body")
         has_in = any(c.type == "in" for c in node.children)
         items = self.expand_args(values, st) if has_in else list(st.positional)
@@ -576,7 +574,7 @@ class Interpreter(WordExpander):
         out = []
         for i in range(start, len(items)):
             item = items[i]
-            patterns = [c for c in item.children if item.field_name_for_child(_child_index(item, c)) == "value"]
+            patterns = [c for name, c in fields(item) if name == "value"]
             matched = False
             maybe = []
             for p in patterns:
@@ -623,9 +621,8 @@ class Interpreter(WordExpander):
         item = items[i]
         body = [
             c
-            for c in item.named_children
-            if item.field_name_for_child(_child_index(item, c)) not in ("value", "termination", "fallthrough")
-            and c.type != "comment"
+            for name, c in fields(item)
+            if c.is_named and name not in ("value", "termination", "fallthrough") and c.type != "comment"
         ]
         term = item.child_by_field_name("termination") or item.child_by_field_name("fallthrough")
         term_text = self.script.text(term) if term is not None else ";;"
@@ -1320,11 +1317,9 @@ _REDIRECTS = {"file_redirect", "heredoc_redirect", "herestring_redirect"}
 _ERREXIT_TYPES = {"command", "pipeline", "subshell", "redirected_statement", "test_command", "compound_statement"}
 
 
-def _child_index(parent, child) -> int:
-    for i, c in enumerate(parent.children):
-        if c.id == child.id:
-            return i
-    return -1
+def fields(node) -> list[tuple]:
+    """(field name or None, child) for each child, in order."""
+    return [(node.field_name_for_child(i), c) for i, c in enumerate(node.children)]
 
 
 def outcome_of(st: State, env: dict) -> Outcome:
