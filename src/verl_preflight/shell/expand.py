@@ -171,12 +171,16 @@ class WordExpander:
                 parts.extend(self._parts_with_gaps(node))
             else:
                 parts.append(node)
+        return self._parts_chunks(parts, st, quoted, self.script.loc(group[0]))
+
+    def _parts_chunks(self, parts, st: State, quoted: bool, word_loc) -> list:
+        """Chunks of a word's parts: nodes, and source text between them (literal)."""
         out = []
         i = 0
         while i < len(parts):
             part = parts[i]
             if isinstance(part, str):
-                out.append(Chunk(part, quoted, True, self.script.loc(group[0])))
+                out.append(Chunk(unescape_double(part) if quoted else part, quoted, True, word_loc))
                 i += 1
                 continue
             if (
@@ -200,16 +204,20 @@ class WordExpander:
             i += 1
         return out
 
-    def _parts_with_gaps(self, node) -> list:
+    def _parts_with_gaps(self, node, start: int | None = None, end: int | None = None) -> list:
+        """The children within [start, end) and the source text between them."""
+        pos = node.start_byte if start is None else start
+        end = node.end_byte if end is None else end
         parts = []
-        pos = node.start_byte
         for child in node.children:
+            if child.start_byte < pos or child.end_byte > end:
+                continue
             if child.start_byte > pos:
                 parts.append(self.script.source[pos : child.start_byte].decode("utf-8", "replace"))
             parts.append(child)
             pos = child.end_byte
-        if pos < node.end_byte:
-            parts.append(self.script.source[pos : node.end_byte].decode("utf-8", "replace"))
+        if pos < end:
+            parts.append(self.script.source[pos:end].decode("utf-8", "replace"))
         return parts
 
     def expand_one(self, node, st: State, extra=()) -> Field:
@@ -306,29 +314,11 @@ class WordExpander:
             out.append(Chunk(plain, False, True, loc))
         return out
 
-    def _gaps(self, node, st: State, quoted: bool, loc, inner):
-        """Expand children in order; source text between children is literal."""
-        out = []
-        pos = inner[0] if inner else node.start_byte
-        end = inner[1] if inner else node.end_byte
-        for child in node.children:
-            if child.start_byte < pos or child.end_byte > end:
-                continue
-            if child.start_byte > pos:
-                gap = self.script.source[pos : child.start_byte].decode("utf-8", "replace")
-                out.append(Chunk(unescape_double(gap) if quoted else gap, quoted, True, loc))
-            out.extend(self.chunks(child, st, quoted))
-            pos = child.end_byte
-        if pos < end:
-            gap = self.script.source[pos:end].decode("utf-8", "replace")
-            out.append(Chunk(unescape_double(gap) if quoted else gap, quoted, True, loc))
-        return out
-
     def _double_quoted(self, node, st: State, loc) -> list:
         children = node.children
         start = node.start_byte + (2 if node.type == "translated_string" else 1)
         end = node.end_byte - 1 if children and children[-1].type == '"' else node.end_byte
-        out = self._gaps(node, st, True, loc, (start, end))
+        out = self._parts_chunks(self._parts_with_gaps(node, start, end), st, True, loc)
         if not any(self._is_all_elements(c) for c in node.children):
             out.append(Chunk("", True, True, loc))
         return out
