@@ -327,12 +327,11 @@ def config_changes(cache, la) -> str:
     from omegaconf import OmegaConf
 
     from .checks.config import is_group_selection
-    from .validate import _override_text
     from .verl_config import compose_raw
 
     if la.config_name is None:
         return f"# {la.module}: not a Hydra entry point of this verl"
-    texts = [t for t in (_override_text(o) for o in la.spec.overrides) if t is not None]
+    texts = [o.checkable for o in la.spec.overrides if o.checkable is not None]
     groups = set(cache.groups or ())
     selections = [t for t, rec in zip(texts, cache.parse(texts), strict=True) if is_group_selection(rec, groups)]
     try:
@@ -345,7 +344,7 @@ def config_changes(cache, la) -> str:
     changed = _diff(base, mine)
     if not changed:
         return "{}"
-    from .validate import UNKNOWN_STANDIN
+    from .launches import UNKNOWN_STANDIN
 
     text = yaml.safe_dump(changed, sort_keys=False, default_flow_style=False).rstrip()
     return text.replace(UNKNOWN_STANDIN, "<unknown>")

@@ -94,11 +94,25 @@ def find_entry(argv: list[Field]) -> int | None:
     return None
 
 
+UNKNOWN_STANDIN = "unknown0"  # stands for a piece nobody can know when Hydra checks the text
+
+
 @dataclass
 class Override:
     text: str
     loc: Loc
     field: Field
+
+    @property
+    def checkable(self) -> str | None:
+        """The text Hydra is asked about: unknown pieces of the value become a stand-in;
+        None when the key itself is not known (the argument cannot be checked)."""
+        if self.field.known:
+            return self.text
+        key_part = self.field.pieces[0] if self.field.pieces else ""
+        if not isinstance(key_part, str) or ("=" not in key_part and not key_part.startswith("~")):
+            return None
+        return "".join(p if isinstance(p, str) else UNKNOWN_STANDIN for p in self.field.pieces)
 
 
 @dataclass

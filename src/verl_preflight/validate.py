@@ -181,8 +181,7 @@ def launch_view(spec: LaunchSpec, config_name: str | None, label: dict, cache: C
     """The launch's settings over verl's composed defaults, for the policy rules."""
     if config_name is None or spec.config_path not in (None, "config", "./config", "config/"):
         return None
-    items = [(o, _override_text(o)) for o in spec.overrides]
-    items = [(o, t) for o, t in items if t is not None]
+    items = [(o, o.checkable) for o in spec.overrides if o.checkable is not None]
     records = cache.parse([t for _, t in items])
     groups = set(cache.groups or ())
     group_lines, settings = [], []
@@ -198,15 +197,6 @@ def launch_view(spec: LaunchSpec, config_name: str | None, label: dict, cache: C
     if "tree" not in snap:
         return None
     return LaunchView(spec, config_name, label, settings, snap["tree"])
-
-
-def _override_text(o) -> str | None:
-    if o.field.known:
-        return o.text
-    key_part = o.field.pieces[0] if o.field.pieces else ""
-    if not isinstance(key_part, str) or ("=" not in key_part and not key_part.startswith("~")):
-        return None
-    return "".join(p if isinstance(p, str) else UNKNOWN_STANDIN for p in o.field.pieces)
 
 
 def current_env(dims) -> dict:
@@ -232,9 +222,6 @@ def _config_name(spec: LaunchSpec, cache: ConfigCache | None) -> str | None:
     if cache is None:
         return None
     return entry_config_name(cache.source, spec.module)[1]
-
-
-UNKNOWN_STANDIN = "unknown0"
 
 
 def check_launch(spec: LaunchSpec, config_name: str | None, cache: ConfigCache) -> list[Finding]:
@@ -270,7 +257,7 @@ def check_launch(spec: LaunchSpec, config_name: str | None, cache: ConfigCache) 
     texts, where = [], []
     findings = []
     for o in spec.overrides:
-        text = _override_text(o)
+        text = o.checkable
         if text is None:
             findings.append(
                 Finding.at(
