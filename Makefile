@@ -38,7 +38,7 @@ fuzz: $(STAMP)
 	$(VPY) fuzz/fuzz_validate.py $(VENV)/fuzz-corpus -max_total_time=1800 -timeout=30
 
 docs: $(STAMP)
-	$(VPY) -c "import sys; sys.path.insert(0, 'src'); from verl_preflight.rules import markdown; open('docs/rules.md', 'w').write(markdown())"
+	$(VPY) -c "import sys; sys.path.insert(0, 'src'); from verl_preflight.report.rule_docs import markdown; open('docs/rules.md', 'w').write(markdown())"
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info

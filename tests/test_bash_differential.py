@@ -19,7 +19,7 @@ import textwrap
 import pytest
 from conftest import FIXTURES, ROOT
 
-from verl_preflight.launches import find_entry
+from verl_preflight.launches import launch_of
 from verl_preflight.shell import profiles as prof
 from verl_preflight.shell.evaluate import evaluate
 from verl_preflight.shell.parse import parse_script
@@ -147,7 +147,7 @@ def test_evaluator_matches_bash(path, env, stub_dir, tmp_path):
     info = prof.scan(script)
     ambient = {"PATH": base_path, "HOME": HOME, "STUB_RECORD": str(tmp_path / "record")}
     outcomes = evaluate(
-        script, env, prof.unset_inputs(info), find_entry, ambient=ambient, script_name=os.path.basename(path)
+        script, env, prof.unset_inputs(info), launch_of, ambient=ambient, script_name=os.path.basename(path)
     )
     candidates = [(o.status, [la.argv[la.entry :] for la in o.launches]) for o in outcomes]
     matching = [status for status, launches in candidates if same_launches(launches, bash_launches)]

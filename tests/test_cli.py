@@ -95,7 +95,7 @@ def test_json_finding_shape(tmp_path, capsys):
     assert code == 1
     doc = json.loads(out)
     f = doc["findings"][0]
-    assert set(f) == {"path", "line", "column", "rule", "severity", "message", "key", "profiles"}
+    assert set(f) == {"path", "line", "column", "rule", "severity", "message", "key", "profiles", "assumptions"}
     assert f["key"] == "actor_rollout_ref.actor.megatron.override_transformer_config.use_flash_attn"
     assert f["profiles"] == [{}]
     launch = doc["scripts"][0]["profiles"][0]["launches"][0]
@@ -150,8 +150,15 @@ def test_unpinned_switch_with_a_probe_forks(capsys):
     """DEVICE unset: its default is a probe nobody can know; every arm is explored."""
     code, out, _ = run(capsys, "--format", "json", "--profile", "USE_MINDSPEED_BRIDGE=True", Q35)
     profiles = json.loads(out)["scripts"][0]["profiles"]
-    statuses = {p["env"].get("DEVICE"): p["status"] for p in profiles}
-    assert statuses == {"gpu": "launches", "npu": "launches", "<other>": "rejected"}
+    assert all(p["env"] == {"USE_MINDSPEED_BRIDGE": "True"} for p in profiles)
+    statuses = {
+        tuple((a["subject"], a["relation"], *a["values"]) for a in p["assumptions"]): p["status"] for p in profiles
+    }
+    assert statuses == {
+        (("DEVICE", "=", "gpu"),): "launches",
+        (("DEVICE", "=", "npu"),): "launches",
+        (("DEVICE", "not in", "gpu", "npu"),): "rejected",
+    }
 
 
 def test_render_prints_pasteable_overrides(capsys):
@@ -270,7 +277,7 @@ def test_render_as_overrides_and_config(capsys):
     doc = yaml.safe_load("\n".join(ln for ln in out.splitlines() if not ln.startswith("#")))
     otc = doc["actor_rollout_ref"]["actor"]["megatron"]["override_transformer_config"]
     assert otc["use_ascend_gdn"] is True and otc["use_triton_gdn"] is False
-    assert doc["actor_rollout_ref"]["model"]["path"] == "<unknown>/models/Qwen3.5-35B-A3B"
+    assert doc["actor_rollout_ref"]["model"]["path"] == "${HOME}/models/Qwen3.5-35B-A3B"
     assert "model_engine" not in doc  # a group selection, not a change of value
 
 

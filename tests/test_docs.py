@@ -6,7 +6,8 @@ import os
 
 from conftest import ROOT
 
-from verl_preflight.rules import RULES, markdown
+from verl_preflight.report.rule_docs import markdown
+from verl_preflight.rules import all_rules
 
 
 def test_rules_doc_is_current():
@@ -15,7 +16,7 @@ def test_rules_doc_is_current():
 
 
 def test_every_rule_has_examples():
-    for rule in RULES:
+    for rule in all_rules():
         assert rule.bad.strip() and rule.good.strip() and rule.bad != rule.good, rule.id
         assert rule.severity in ("error", "warning", "info")
 

@@ -13,7 +13,7 @@ from conftest import FIXTURES, ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from verl_preflight.checks.rules.schema import load_schema
+from verl_preflight.rules.schema import load_schema
 from verl_preflight.shell.state import Budget
 from verl_preflight.validate import Options, validate_script
 

@@ -15,7 +15,9 @@ import pytest
 from conftest import FIXTURES
 
 from verl_preflight.cli import main
-from verl_preflight.rules import RULES
+from verl_preflight.rules import all_rules
+
+RULES = [r for r in all_rules() if r.no_fixture is None]
 
 RULE_DIR = os.path.join(FIXTURES, "rules")
 EXTRA_ARGS = {"file-too-large": ["--max-bytes", "300"], "profiles-capped": ["--max-profiles", "4"]}

@@ -7,9 +7,9 @@ import os
 import pytest
 from conftest import ROOT
 
-from verl_preflight.checks.rules.schema import DEFAULT_SCHEMA, SchemaError, load_schema
+from verl_preflight.rules.schema import DEFAULT_SCHEMA, SchemaError, load_schema
 from verl_preflight.cli import main
-from verl_preflight.rules import BY_ID
+from verl_preflight.rules import registry
 
 Q35 = os.path.join(ROOT, "examples", "grpo_trainer", "run_qwen3_5_35b_megatron.sh")
 
@@ -27,7 +27,7 @@ def test_shipped_schema_loads_and_every_policy_is_documented():
         "parallelism",
         "batch-arithmetic",
     } <= set(ids)
-    assert all(i in BY_ID for i in ids)
+    assert all(i in registry() for i in ids)
     assert {"use_ascend_gdn", "use_triton_gdn", "use_flash_attn", "use_naive_l2norm"} <= schema.backend_keys(
         ["mindspeed"]
     )
@@ -40,7 +40,8 @@ def test_shipped_schema_loads_and_every_policy_is_documented():
         ("version: 1\npolicies:\n  - id: a\n    kind: nope\n", 4, "unknown kind"),
         ("version: 1\npolicies:\n  - id: a\n    rule: nope\n", 4, "unknown rule"),
         ("version: 1\npolicies:\n  - id: a\n    kind: required-value\n", 3, "needs `keys`"),
-        ("version: 1\npolicies:\n  - {id: a, rule: parallelism}\n  - {id: a, rule: parallelism}\n", 4, "twice"),
+        ("version: 1\npolicies:\n  - {id: parallelism}\n  - {id: parallelism}\n", 4, "twice"),
+        ("version: 1\npolicies:\n  - {id: parallelism, rule: batch-arithmetic}\n", 3, "unknown rule"),
         ("version: 1\npolicies: [\n", 3, "not valid YAML"),
     ],
 )

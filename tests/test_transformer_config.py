@@ -8,7 +8,7 @@ import sys
 
 from conftest import ROOT
 
-from verl_preflight.checks.rules.transformer_config_keys import megatron_fields
+from verl_preflight.rules.policy.transformer_config_key import megatron_fields
 
 
 def test_fields_are_read_from_megatron_core_without_torch():
@@ -28,7 +28,7 @@ def test_fields_are_read_from_megatron_core_without_torch():
 def test_reading_fields_imports_neither_torch_nor_megatron():
     code = (
         f"import sys; sys.path.insert(0, {os.path.join(ROOT, 'src')!r});"
-        "from verl_preflight.checks.rules.transformer_config_keys import megatron_fields;"
+        "from verl_preflight.rules.policy.transformer_config_key import megatron_fields;"
         "assert megatron_fields();"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'megatron')))"
     )

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import sys
 import time
+
+from .runner import run_files
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -52,6 +53,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--strict", action="store_true", help="warnings also fail (exit 1)")
     p.add_argument("--explain", metavar="RULE", help="print a rule's documentation")
+    p.add_argument("--list-rules", action="store_true", help="list every rule with its severity")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     p.add_argument("--quiet", "-q", action="store_true", help="findings only, no summary or info")
     p.add_argument("--schema", metavar="FILE", help="policy schema (YAML) instead of the shipped one")
@@ -143,7 +145,7 @@ def _setup(args):
 
 
 def _schema(path):
-    from .checks.rules.schema import SchemaError, load_schema
+    from .rules.schema import SchemaError, load_schema
 
     try:
         return load_schema(path)
@@ -151,53 +153,21 @@ def _schema(path):
         raise UsageError(str(err)) from err
 
 
-SERIAL_BELOW = 8  # fewer scripts than this: worker start-up costs more than it saves
-
-
-def _run_all(files, cache, opts, jobs: int = 1):
-    from . import parallel
-
-    if jobs <= 0:
-        jobs = os.cpu_count() or 1
-    if jobs > 1 and len(files) >= SERIAL_BELOW:
-        outcomes = parallel.run(files, cache, opts, jobs, _run_one)
-    else:
-        outcomes = [_run_one(path, cache, opts) for path in files]
-    results = [r for r, _ in outcomes if r is not None]
-    unreadable = [e for _, e in outcomes if e is not None]
-    cache.save()
-    return results, unreadable
-
-
-def _run_one(path, cache, opts):
-    """(result, None) or (None, read error); never raises."""
-    from .validate import ReadError, validate_script
-
-    try:
-        return validate_script(path, cache, opts), None
-    except ReadError as err:
-        return None, str(err)
-    except RecursionError:
-        return _failed(path, "the script nests too deeply to follow"), None
-    except Exception as err:  # a bug of ours: report it on this script and go on
-        return _failed(path, f"internal error: {type(err).__name__}: {err}"), None
-
-
-def _failed(path: str, why: str):
-    from .findings import Finding
-    from .validate import ScriptResult
-
-    return ScriptResult(path, findings=[Finding(path, 1, 1, "internal-error", "error", f"not checked: {why}")])
-
-
 def _validate(argv) -> int:
     args = _parser().parse_args(argv)
+    if args.list_rules:
+        from .report.rule_docs import listing
+
+        sys.stdout.write(listing())
+        return EXIT_OK
     if args.explain:
-        from .rules import explain
+        from .report.rule_docs import explain, nearest
 
         text = explain(args.explain)
         if text is None:
-            raise UsageError(f"no rule {args.explain!r}")
+            close = nearest(args.explain)
+            hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+            raise UsageError(f"no rule {args.explain!r}{hint}; --list-rules lists them")
         sys.stdout.write(text)
         return EXIT_OK
 
@@ -206,7 +176,7 @@ def _validate(argv) -> int:
         return _matrix(args)
     start = time.perf_counter()
     files, source, cache, opts = _setup(args)
-    results, unreadable = _run_all(files, cache, opts, args.jobs)
+    results, unreadable = run_files(files, cache, opts, args.jobs)
     for r in results:
         r.findings = _reseverity(r.findings, args.severity)
     findings = [f for r in results for f in r.findings]
@@ -281,85 +251,26 @@ def _matrix(args) -> int:
     for version in versions:
         args.verl = [version]
         files, source, cache, opts = _setup(args)
-        results, unreadable = _run_all(files, cache, opts)
+        results, unreadable = run_files(files, cache, opts)
         if unreadable:
             raise UsageError(unreadable[0])
         for r in results:
             errors = sum(1 for f in r.findings if f.severity == "error")
             failed |= errors > 0
             table.setdefault(r.path, {})[version] = "ok" if not errors else f"{errors} error{'s' * (errors > 1)}"
-    width = max([len("script")] + [len(p) for p in table])
-    heads = [f"verl {v}" for v in versions]
+    from .report import matrix
 
-    def row_text(first, cells):
-        return "  ".join([first.ljust(width)] + [c.ljust(len(h)) for c, h in zip(cells, heads, strict=True)])
-
-    out = [row_text("script", heads)]
-    for path, row in table.items():
-        out.append(row_text(path, [row.get(v, "-") for v in versions]))
-    sys.stdout.write("\n".join(line.rstrip() for line in out) + "\n")
+    sys.stdout.write(matrix.render(versions, table))
     return EXIT_FINDINGS if failed else EXIT_OK
 
 
 def _use_color(choice: str) -> bool:
-    import os
 
     if choice == "always":
         return True
     if choice == "never" or os.environ.get("NO_COLOR"):
         return False
     return sys.stdout.isatty()
-
-
-def shell_word(field) -> str:
-    """A field as one shell word: known text quoted, unknown pieces left to the shell
-    that will run it (`"${HOME}"`, `"$(...)"`)."""
-    parts = []
-    for piece in field.pieces:
-        parts.append(shlex.quote(piece) if isinstance(piece, str) else f'"{piece.text}"')
-    return "".join(parts) or "''"
-
-
-def config_changes(cache, la) -> str:
-    """The composed config's values that differ from verl's defaults for the same config-group
-    selections, as YAML (real hydra.compose)."""
-    import yaml
-    from omegaconf import OmegaConf
-
-    from .checks.config import is_group_selection
-    from .verl_config import compose_raw
-
-    if la.config_name is None:
-        return f"# {la.module}: not a Hydra entry point of this verl"
-    texts = [o.checkable for o in la.spec.overrides if o.checkable is not None]
-    groups = set(cache.groups or ())
-    selections = [t for t, rec in zip(texts, cache.parse(texts), strict=True) if is_group_selection(rec, groups)]
-    try:
-        base = OmegaConf.to_container(compose_raw(cache.source.path, la.config_name, selections), resolve=False)
-        mine = OmegaConf.to_container(compose_raw(cache.source.path, la.config_name, texts), resolve=False)
-    except Exception as err:  # Hydra refuses the overrides: say so, as validate would
-        return f"# does not compose: {str(err).splitlines()[0]}"
-    base.pop("hydra", None)
-    mine.pop("hydra", None)
-    changed = _diff(base, mine)
-    if not changed:
-        return "{}"
-    from .launches import UNKNOWN_STANDIN
-
-    text = yaml.safe_dump(changed, sort_keys=False, default_flow_style=False).rstrip()
-    return text.replace(UNKNOWN_STANDIN, "<unknown>")
-
-
-def _diff(base, mine):
-    if isinstance(base, dict) and isinstance(mine, dict):
-        out = {}
-        for key, value in mine.items():
-            if key not in base:
-                out[key] = value
-            elif base[key] != value:
-                out[key] = _diff(base[key], value)
-        return out
-    return mine
 
 
 def _render(argv) -> int:
@@ -385,31 +296,12 @@ def _render(argv) -> int:
     args.schema = None
     args.excludes = []
     files, source, cache, opts = _setup(args)
-    results, unreadable = _run_all(files, cache, opts)
+    results, unreadable = run_files(files, cache, opts)
     for line in unreadable:
         print(f"validate-scripts: {line}", file=sys.stderr)
     if unreadable:
         return EXIT_USAGE
-    out = []
-    for r in results:
-        for prof in r.profiles:
-            env = " ".join(f"{k}={v}" for k, v in prof.env.items()) or "default"
-            out.append(f"# {r.path} [{env}]: {prof.status}")
-            for la in prof.launches:
-                if args.as_ == "overrides":
-                    out.extend(shell_word(o.field) for o in la.spec.overrides)
-                    continue
-                if args.as_ == "config":
-                    out.append(config_changes(cache, la))
-                    continue
-                out.append(f"python3 -m {la.module} \\")
-                args_list = []
-                if la.spec is not None and la.spec.config_name:
-                    args_list.append(shlex.quote(f"--config-name={la.spec.config_name}"))
-                args_list += [shell_word(o.field) for o in la.spec.overrides]
-                for i, o in enumerate(args_list):
-                    tail = " \\" if i + 1 < len(args_list) else ""
-                    out.append(f"    {o}{tail}")
-            out.append("")
-    sys.stdout.write("\n".join(out))
+    from .report.render import render
+
+    sys.stdout.write(render(results, cache, args.as_))
     return EXIT_OK

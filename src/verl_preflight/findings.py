@@ -16,7 +16,7 @@ class Finding:
     severity: str
     message: str
     key: str | None = None
-    profiles: tuple = field(default=())  # tuple of env dicts as sorted item tuples
+    profiles: tuple = field(default=())  # (values.Profile, ...) in which it holds; () for script-wide
 
     @staticmethod
     def at(loc, rule: str, severity: str, message: str, key: str | None = None) -> Finding:
@@ -24,8 +24,8 @@ class Finding:
             return Finding("", 0, 0, rule, severity, message, key)
         return Finding(loc.path, loc.line, loc.col, rule, severity, message, key)
 
-    def in_profile(self, env: dict) -> Finding:
-        return replace(self, profiles=(tuple(sorted(env.items())),))
+    def in_profile(self, profile) -> Finding:
+        return replace(self, profiles=(profile,))
 
     def sort_key(self):
         return (self.path, self.line, self.column, self.rule, self.message)

@@ -13,8 +13,10 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from .findings import Finding
-from .shell.words import Field, Loc
+from .rules.hydra.hydra_argument import HydraArgument
+from .rules.hydra.hydra_flag import HydraFlag
+from .shell.words import Field
+from .values import Loc
 
 _PYTHON = re.compile(r"^(python[0-9.]*|pypy[0-9.]*|torchrun)$")
 _NOT_LAUNCHERS = {
@@ -94,7 +96,26 @@ def find_entry(argv: list[Field]) -> int | None:
     return None
 
 
-UNKNOWN_STANDIN = "unknown0"  # stands for a piece nobody can know when Hydra checks the text
+@dataclass
+class Launch:
+    """A command the script runs that starts a verl entry point."""
+
+    loc: Loc
+    argv: list  # list[Field]
+    entry: int  # index of the module name in argv
+    last_word: str = ""  # source text of the command's last word (is it "$@"?)
+
+
+def launch_of(argv: list[Field], loc: Loc, last_word: str = "") -> Launch | None:
+    """The shell's command callback: a Launch when the command starts verl, else None."""
+    entry = find_entry(argv)
+    return None if entry is None else Launch(loc, argv, entry, last_word)
+
+
+# Hydra's grammar is asked about an override whose value is partly unknown with this
+# in place of the unknown parts: it parses as a plain word. It never leaves the Hydra
+# stage: messages are written back with what the script wrote (Override.display).
+GRAMMAR_STANDIN = "unknown0"
 
 
 @dataclass
@@ -104,15 +125,31 @@ class Override:
     field: Field
 
     @property
+    def known(self) -> bool:
+        return self.field.known
+
+    @property
+    def display(self) -> str:
+        """The argument as the script wrote it (unknown parts as their source)."""
+        return self.field.display
+
+    @property
     def checkable(self) -> str | None:
-        """The text Hydra is asked about: unknown pieces of the value become a stand-in;
-        None when the key itself is not known (the argument cannot be checked)."""
+        """The text Hydra's grammar is asked about: unknown pieces of the value stand in
+        as a plain word; None when the key itself is not known (it cannot be checked)."""
         if self.field.known:
             return self.text
         key_part = self.field.pieces[0] if self.field.pieces else ""
         if not isinstance(key_part, str) or ("=" not in key_part and not key_part.startswith("~")):
             return None
-        return "".join(p if isinstance(p, str) else UNKNOWN_STANDIN for p in self.field.pieces)
+        return "".join(p if isinstance(p, str) else GRAMMAR_STANDIN for p in self.field.pieces)
+
+    def shown(self, message: str) -> str:
+        """A Hydra message about this override, with the script's text in place of the stand-in."""
+        checkable = self.checkable
+        if self.field.known or checkable is None:
+            return message
+        return message.replace(checkable, self.display).replace(GRAMMAR_STANDIN, "...")
 
 
 @dataclass
@@ -122,10 +159,11 @@ class LaunchSpec:
     config_path: str | None
     config_name: str | None
     overrides: list[Override] = field(default_factory=list)
-    problems: list[Finding] = field(default_factory=list)
+    problems: list = field(default_factory=list)  # Findings
     unknown: list[Override] = field(default_factory=list)  # arguments with unknown text
     config_name_loc: Loc | None = None
     config_path_loc: Loc | None = None
+    trains: bool = True  # False after a Hydra flag such as --cfg or --help: nothing to check
 
 
 def read_launch(launch) -> LaunchSpec:
@@ -160,7 +198,7 @@ def read_launch(launch) -> LaunchSpec:
             if name in _HYDRA_FLAGS_WITH_ARG:
                 if not eq:
                     if i + 1 >= len(args):
-                        spec.problems.append(Finding.at(loc, "hydra-argument", "error", f"{name} needs a value"))
+                        spec.problems.append(HydraArgument.emit(loc, f"{name} needs a value"))
                         break
                     val_field = args[i + 1]
                     val = val_field.value if val_field.value is not None else None
@@ -173,20 +211,16 @@ def read_launch(launch) -> LaunchSpec:
                 continue
             if name in _HYDRA_FLAGS:
                 spec.problems.append(
-                    Finding.at(
+                    HydraFlag.emit(
                         loc,
-                        "hydra-argument",
-                        "warning",
                         f"Hydra flag {name} changes what the launch does; the config is not checked past it",
                     )
                 )
-                i += 1
-                continue
+                spec.trains = False
+                break
             spec.problems.append(
-                Finding.at(
+                HydraArgument.emit(
                     loc,
-                    "hydra-argument",
-                    "error",
                     f"'{text}' is not a Hydra option: main_ppo will refuse it (unrecognized arguments)",
                 )
             )

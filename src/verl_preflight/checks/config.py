@@ -295,3 +295,65 @@ def _rule_of(message: str) -> str:
     if message.startswith("Could not delete"):
         return "override-delete-missing"
     return "override-error"
+
+
+# ---- one launch ------------------------------------------------------------
+
+
+def config_name_of(spec, cache) -> str | None:
+    """The root config a launch composes: --config-name, else the entry point's own."""
+    from ..verl_config import entry_config_name
+
+    if spec.config_name:
+        return spec.config_name
+    if cache is None:
+        return None
+    return entry_config_name(cache.source, spec.module)[1]
+
+
+def check_launch(spec, config_name: str | None, cache) -> list:
+    """The Hydra stage for one launch: entry point, root config, then every override.
+
+    An override whose value is partly unknown is checked for grammar and for its
+    key, never for its value (Hydra would type-check the stand-in)."""
+    import os
+    import re
+
+    from ..rules import get as rule_class
+    from ..rules.hydra.config_name import ConfigName
+    from ..rules.hydra.config_path import ConfigPath
+    from ..rules.hydra.unknown_argument import UnknownArgument
+    from ..rules.hydra.unknown_entry import UnknownEntry
+    from ..rules.view import OWN_CONFIG_PATHS
+
+    if config_name is None:
+        return [
+            UnknownEntry.emit(
+                spec.loc, f"{spec.module} is not a Hydra entry point of this verl; its arguments are not checked"
+            )
+        ]
+    if spec.config_path not in OWN_CONFIG_PATHS:
+        message = f"--config-path={spec.config_path} is not verl's own config tree; overrides are not checked"
+        return [ConfigPath.emit(spec.config_path_loc or spec.loc, message)]
+    if not re.fullmatch(r"[\w./-]+", config_name) or not os.path.isfile(
+        os.path.join(cache.source.path, config_name + ".yaml")
+    ):
+        message = f"--config-name={config_name}: verl has no {config_name}.yaml in {cache.source.path}"
+        return [ConfigName.emit(spec.config_name_loc or spec.loc, message)]
+    texts, where, findings = [], [], []
+    for o in spec.overrides:
+        text = o.checkable
+        if text is None:
+            message = f"argument '{o.display}' is not known statically; it is not checked"
+            findings.append(UnknownArgument.emit(o.loc, message))
+            continue
+        texts.append(text)
+        where.append(o)
+    for p in check_overrides(cache, config_name, texts):
+        o = where[p.index] if p.index is not None else None
+        if o is not None and not o.known and p.rule == "override-error":
+            continue  # a type check of the stand-in, not of the script's value
+        loc = o.loc if o is not None else spec.loc
+        message = o.shown(p.message) if o is not None else p.message
+        findings.append(rule_class(p.rule).emit(loc, message, p.key))
+    return findings

@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass
 
 from ..findings import Finding
+from ..rules.tool.unused_suppression import UnusedSuppression
+from ..values import Loc
 
 _DIRECTIVE = re.compile(r"#\s*validate-scripts:\s*(disable|disable-file)=([A-Za-z0-9_,-]+)")
 
@@ -49,14 +51,6 @@ def apply(findings: list[Finding], sources: dict[str, str]) -> list[Finding]:
             hit.used = True
     for d in table:
         if not d.used:
-            kept.append(
-                Finding(
-                    d.path,
-                    d.line,
-                    d.column,
-                    "unused-suppression",
-                    "warning",
-                    f"this directive silences nothing: no {d.rule} finding here",
-                )
-            )
+            loc = Loc(d.path, d.line, d.column)
+            kept.append(UnusedSuppression.emit(loc, f"this directive silences nothing: no {d.rule} finding here"))
     return kept

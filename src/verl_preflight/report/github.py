@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .text import profile_text
+
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
 
 
@@ -18,8 +20,6 @@ def render(results, findings) -> str:
     for f in findings:
         where = f"file={_prop(f.path)},line={max(1, f.line)},col={max(1, f.column)}"
         message = f.message
-        if f.profiles and list(f.profiles) != [()]:
-            shown = "; ".join(" ".join(f"{k}={v}" for k, v in p) or "default" for p in f.profiles)
-            message += f" (profiles: {shown})"
+        message += profile_text(f.profiles)
         lines.append(f"::{COMMANDS.get(f.severity, 'warning')} {where},title={_prop(f.rule)}::{_data(message)}")
     return "\n".join(lines) + ("\n" if lines else "")

@@ -14,7 +14,8 @@ def finding_obj(f) -> dict:
         "severity": f.severity,
         "message": f.message,
         "key": f.key,
-        "profiles": [dict(p) for p in f.profiles],
+        "profiles": [dict(p.env) for p in f.profiles],
+        "assumptions": [[str(a) for a in p.assumptions] for p in f.profiles],
     }
 
 
@@ -30,7 +31,8 @@ def render(results, findings, source) -> str:
                 "path": r.path,
                 "profiles": [
                     {
-                        "env": p.env,
+                        "env": dict(p.profile.env),
+                        "assumptions": [a.as_json() for a in p.profile.assumptions],
                         "status": p.status,
                         "launches": [
                             {

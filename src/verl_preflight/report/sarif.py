@@ -5,25 +5,26 @@ from __future__ import annotations
 import json
 
 from .. import __version__
-from ..rules import BY_ID
+from ..rules import get
 
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
 
 def _rule_entry(rule_id: str) -> dict:
-    rule = BY_ID.get(rule_id)
+    rule = get(rule_id)
     if rule is None:  # a user's own schema policy
         return {
             "id": rule_id,
             "shortDescription": {"text": rule_id},
             "fullDescription": {"text": f"policy {rule_id} from the user's schema"},
         }
-    help_md = f"{rule.why}\n\nFails:\n```bash\n{rule.bad}\n```\n\nPasses:\n```bash\n{rule.good}\n```"
+    why = f"{rule.why} Ground truth: {rule.ground_truth}." if rule.ground_truth else rule.why
+    help_md = f"{why}\n\nFails:\n```bash\n{rule.bad}\n```\n\nPasses:\n```bash\n{rule.good}\n```"
     return {
         "id": rule.id,
         "shortDescription": {"text": rule.summary},
-        "fullDescription": {"text": rule.why},
-        "help": {"text": f"{rule.summary}. {rule.why}", "markdown": help_md},
+        "fullDescription": {"text": why},
+        "help": {"text": f"{rule.summary}. {why}", "markdown": help_md},
         "defaultConfiguration": {"level": LEVELS[rule.severity]},
     }
 
@@ -47,7 +48,11 @@ def render(results, findings, source) -> str:
                         }
                     }
                 ],
-                "properties": {"profiles": [dict(p) for p in f.profiles], "key": f.key},
+                "properties": {
+                    "profiles": [dict(p.env) for p in f.profiles],
+                    "assumptions": [[str(a) for a in p.assumptions] for p in f.profiles],
+                    "key": f.key,
+                },
             }
         )
     doc = {

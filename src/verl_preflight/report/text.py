@@ -4,12 +4,10 @@ from __future__ import annotations
 
 
 def profile_text(profiles) -> str:
-    if not profiles or list(profiles) == [()]:
+    """` (profiles: DEVICE=gpu; DEVICE=npu)`; empty for a script-wide finding or the one default profile."""
+    shown = [p.describe() for p in profiles]
+    if not shown or shown == ["default"]:
         return ""
-    shown = []
-    for p in profiles:
-        items = [f"{k}={v}" for k, v in p]
-        shown.append(" ".join(items) if items else "default")
     return " (profiles: " + "; ".join(shown) + ")"
 
 

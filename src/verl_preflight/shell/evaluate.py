@@ -12,13 +12,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from ..findings import Finding
+from ..source import reader
+from ..values import FROM_ENVIRONMENT, Assumption, Profile
 from . import conditions as cond
 from .expand import ShellExit, WordExpander, word_groups
 from .nodes import static_text, variable_of
+from .notes import Note, NoteKind
 from .parse import Script, parse_script
 from .state import Budget, State, Var, elements_of, scalar_of
-from .words import Field, Loc, Unknown, join_field, split_fields
+from .words import Field, Unknown, join_field, split_fields
 
 ALWAYS_SET = frozenset(
     {
@@ -78,14 +80,6 @@ DECLARATIONS = frozenset({"export", "local", "declare", "typeset", "readonly"})
 
 
 @dataclass
-class Launch:
-    loc: Loc
-    argv: list  # list[Field]
-    entry: int  # index of the module name in argv
-    last_word: str = ""  # source text of the command's last word (is it "$@"?)
-
-
-@dataclass
 class Outcome:
     """One end state: the profile env, forks' assumptions, status, launches, notes."""
 
@@ -97,27 +91,22 @@ class Outcome:
     notes: list = field(default_factory=list)
 
     @property
-    def label(self) -> dict:
-        out = {k: ("<unset>" if v is None else v) for k, v in self.env.items()}
-        for k, v in self.assumptions:
-            out[k] = v
-        return out
+    def profile(self) -> Profile:
+        return Profile.of(self.env, self.assumptions)
 
 
 class Context:
     """What one evaluation of a script knows about its environment."""
 
-    def __init__(
-        self, script_name: str, unset_inputs, ambient: dict | None, budget: Budget, find_entry, read_file=None
-    ):
+    def __init__(self, script_name: str, unset_inputs, ambient: dict | None, budget: Budget, on_command, read_file):
         self.script_name = script_name
         self.unset_inputs = set(unset_inputs)
         self.ambient = ambient
         self.budget = budget
         self.steps = 0
-        self.find_entry = find_entry
+        self.on_command = on_command  # (argv, loc, last_word) -> a launch record, or None
         self.always_set = ALWAYS_SET
-        self.read_file = read_file or _read_file
+        self.read_file = read_file  # path -> bytes | None (the pipeline's one reader)
         self.parsed: dict[str, Script] = {}
 
     def missing(self, name: str) -> Field | None:
@@ -129,37 +118,27 @@ class Context:
         return Field((Unknown("${" + name + "}", f"environment variable {name}"),))
 
 
-def _read_file(path: str) -> bytes | None:
-    try:
-        if os.path.isfile(path) and os.path.getsize(path) <= 5 * 1024 * 1024:
-            with open(path, "rb") as fh:
-                return fh.read()
-    except OSError:
-        return None
-    return None
-
-
 class Interpreter(WordExpander):
     def __init__(self, script: Script, ctx: Context):
         self.script = script
         self.ctx = ctx
 
     # ---- notes --------------------------------------------------------
-    def note(self, st: State, loc, rule: str, severity: str, message: str, key=None) -> None:
-        st.notes.append(Finding.at(loc, rule, severity, message, key))
+    def note(self, st: State, loc, kind: NoteKind, message: str, key=None) -> None:
+        st.notes.append(Note(kind, loc, message, key))
 
-    def note_once(self, st: State, loc, rule, severity, message, key=None) -> None:
+    def note_once(self, st: State, loc, kind: NoteKind, message, key=None) -> None:
         for n in st.notes:
-            if n.rule == rule and n.key == key:
+            if n.kind == kind and n.key == key:
                 return
-        self.note(st, loc, rule, severity, message, key)
+        self.note(st, loc, kind, message, key)
 
-    def give_up(self, st: State, node, why: str, rule: str = "budget") -> State:
+    def give_up(self, st: State, node, why: str, kind: NoteKind = NoteKind.BUDGET) -> State:
         """An evaluation budget ran out: the path ends, incomplete."""
         st.incomplete = True
         st.flow = "exit"
         st.flow_arg = None
-        self.note(st, self.script.loc(node), rule, "warning", f"cannot follow the script here: {why}")
+        self.note(st, self.script.loc(node), kind, f"cannot follow the script here: {why}")
         return st
 
     # ---- running ------------------------------------------------------
@@ -168,7 +147,10 @@ class Interpreter(WordExpander):
         for name, value in (self.ctx.ambient or {}).items():
             st.vars[name] = Var(Field.of(value), exported=True)
         for name, value in env.items():
-            if value is not None:
+            if value == FROM_ENVIRONMENT:
+                unknown = Unknown("${" + name + "}", f"environment variable {name}")
+                st.vars[name] = Var(Field((unknown,)), exported=True)
+            elif value is not None:
                 st.vars[name] = Var(Field.of(value), exported=True)
         st.vars["BASH_SOURCE"] = Var((Field.of(self.ctx.script_name),))
         return self.exec_block(self.script.root, [st], 0)
@@ -200,8 +182,7 @@ class Interpreter(WordExpander):
                 self.note_once(
                     st,
                     self.script.loc(node),
-                    "budget",
-                    "warning",
+                    NoteKind.BUDGET,
                     f"more than {limit} paths through the script; the rest were not followed",
                 )
                 st.incomplete = True
@@ -329,13 +310,13 @@ class Interpreter(WordExpander):
                     var, literal, positive = refined
                     same, other = (yes, no) if positive else (no, yes)
                     self.assign_scalar(same, var, Field.of(literal), None)
-                    self._assume_once(same, var, literal)
+                    self._assume_once(same, Assumption(var, "=", (literal,)))
                     other.excluded = {**other.excluded, var: other.excluded.get(var, frozenset()) | {literal}}
-                    self._assume_once(other, var, "<other>")
+                    self._assume_once(other, Assumption(var, "other"))
                 else:
                     label = self.condition_label(node)
-                    yes.assume(label, "true")
-                    no.assume(label, "false")
+                    yes.assume(Assumption(label, "true"))
+                    no.assume(Assumption(label, "false"))
                 out.append((yes, True))
                 out.append((no, False))
             else:
@@ -438,7 +419,7 @@ class Interpreter(WordExpander):
                     done.append(s)
                     continue
                 forked = (
-                    len(s.assumptions) > 0 and s.assumptions[-1][0] == self.condition_label(cond_nodes[-1])
+                    len(s.assumptions) > 0 and s.assumptions[-1].subject == self.condition_label(cond_nodes[-1])
                     if cond_nodes
                     else False
                 )
@@ -531,7 +512,12 @@ class Interpreter(WordExpander):
             value = node.child_by_field_name("value")
             v = self._arith(st).eval(value) if value is not None else 0
             self.assign_scalar(
-                st, name, Field.of(str(v)) if v is not None else Field((Unknown(name, "unknown"),)), None
+                st,
+                name,
+                Field.of(str(v))
+                if v is not None
+                else Field((Unknown(None, f"{name} after arithmetic on an unknown value"),)),
+                None,
             )
             return v
         try:
@@ -547,7 +533,7 @@ class Interpreter(WordExpander):
             for c in inner:
                 value = calc.eval(c)
         except Exception as err:  # ArithError and unsupported forms
-            self.note(st, self.script.loc(node), "arithmetic", "warning", f"arithmetic error: {err}")
+            self.note(st, self.script.loc(node), NoteKind.ARITHMETIC, f"arithmetic error: {err}")
             st.status = 1
             return [st]
         st.status = None if value is None else int(value == 0)
@@ -593,13 +579,13 @@ class Interpreter(WordExpander):
                 maybe.append((literal, self.script.text(p)))
             if matched:
                 if not subject.known:
-                    self._assume_once(st, label, "<other>")
+                    self._assume_once(st, Assumption(label, "other"))
                 return out + self._case_body(items, i, subject, label, st, depth)
             for literal, text in maybe:
                 taken = st.fork()
                 if var and literal is not None:
                     self.assign_scalar(taken, var, Field.of(literal), None)
-                self._assume_once(taken, label, literal if literal is not None else text)
+                self._assume_once(taken, Assumption(label, "=", (literal if literal is not None else text,)))
                 out.extend(self._case_body(items, i, subject, label, taken, depth))
             if var and maybe:
                 st.excluded = {
@@ -608,14 +594,14 @@ class Interpreter(WordExpander):
                 }
         st.status = 0
         if not subject.known:
-            self._assume_once(st, label, "<other>")
+            self._assume_once(st, Assumption(label, "other"))
         out.append(st)
         return out
 
     @staticmethod
-    def _assume_once(st: State, label: str, value: str) -> None:
-        if not any(k == label for k, _ in st.assumptions):
-            st.assume(label, value)
+    def _assume_once(st: State, assumption: Assumption) -> None:
+        if not any(a.subject == assumption.subject for a in st.assumptions):
+            st.assume(assumption)
 
     def _case_body(self, items, i, subject, label, st, depth):
         item = items[i]
@@ -645,7 +631,7 @@ class Interpreter(WordExpander):
         try:
             verdict = self.test_node(node, st)
         except cond.TestError as err:
-            self.note(st, self.script.loc(node), "test-syntax", "warning", f"bash test: {err}")
+            self.note(st, self.script.loc(node), NoteKind.TEST_SYNTAX, f"bash test: {err}")
             st.status = 2
             return [st]
         st.status = None if verdict is None else (0 if verdict else 1)
@@ -747,7 +733,7 @@ class Interpreter(WordExpander):
         old = st.vars.get(name)
         if old is not None and old.readonly:
             # a non-interactive bash stops on an assignment to a readonly variable
-            raise ShellExit(1, Finding.at(loc, "readonly", "warning", f"bash stops here: {name} is readonly", name))
+            raise ShellExit(1, Note(NoteKind.READONLY, loc, f"bash stops here: {name} is readonly", name))
         if value_node is not None and value_node.type == "array":
             elements = self._array_elements(value_node, st)
             if isinstance(elements, dict):
@@ -797,7 +783,9 @@ class Interpreter(WordExpander):
             return
         i = self.eval_arith_text(index.value, st) if index.known else None
         if i is None:
-            st.set_var(name, tuple(elements_of(old)) + (Field((Unknown(f"{name}[?]", "an unknown index"),)),))
+            st.set_var(
+                name, tuple(elements_of(old)) + (Field((Unknown(None, f"an element of {name} at an unknown index"),)),)
+            )
             return
         items = (
             list(old.value)
@@ -983,9 +971,9 @@ class Interpreter(WordExpander):
 
     def run_command(self, node, argv: list[Field], st: State, depth: int, last_word: str = "") -> list[State]:
         loc = self.script.loc(node)
-        entry = self.ctx.find_entry(argv)
-        if entry is not None:
-            st.launches.append(Launch(loc, list(argv), entry, last_word))
+        launch = self.ctx.on_command(list(argv), loc, last_word)
+        if launch is not None:
+            st.launches.append(launch)
             st.status = 0
             if argv[0].value == "exec":
                 st.flow, st.flow_arg = "exit", 0
@@ -1131,14 +1119,14 @@ class Interpreter(WordExpander):
         args = argv[1:]
         if argv[0].value == "[":
             if not args or args[-1].value != "]":
-                self.note(st, loc, "test-syntax", "warning", "bash test: missing ']'")
+                self.note(st, loc, NoteKind.TEST_SYNTAX, "bash test: missing ']'")
                 st.status = 2
                 return [st]
             args = args[:-1]
         try:
             verdict = cond.test_argv(args)
         except cond.TestError as err:
-            self.note(st, loc, "test-syntax", "warning", f"bash test: {err}")
+            self.note(st, loc, NoteKind.TEST_SYNTAX, f"bash test: {err}")
             st.status = 2
             return [st]
         st.status = None if verdict is None else (0 if verdict else 1)
@@ -1195,7 +1183,7 @@ class Interpreter(WordExpander):
 
     def _unfollowed(self, st: State, loc, why: str) -> State:
         st.incomplete = True
-        self.note(st, loc, "incomplete", "warning", f"cannot follow the script here: {why}")
+        self.note(st, loc, NoteKind.INCOMPLETE, f"cannot follow the script here: {why}")
         st.status = None
         return st
 
@@ -1237,7 +1225,7 @@ class Interpreter(WordExpander):
             if f.known:
                 names.append(f.value)
         for n in names or ["REPLY"]:
-            self.assign_scalar(st, n, Field((Unknown("$(read)", "input read at run time"),)), loc)
+            self.assign_scalar(st, n, Field((Unknown(None, "input read at run time"),)), loc)
         st.status = None
         return [st]
 
@@ -1249,7 +1237,7 @@ class Interpreter(WordExpander):
             self.assign_scalar(
                 st,
                 argv[2].value,
-                text if text is not None else Field((Unknown("$(printf)", "printf with an unknown format"),)),
+                text if text is not None else Field((Unknown(None, "printf output with an unknown format"),)),
                 loc,
             )
         st.status = 0
@@ -1332,23 +1320,32 @@ def outcome_of(st: State, env: dict) -> Outcome:
     else:
         status = "no-launch"
     code = st.flow_arg if st.flow == "exit" else st.status
-    return Outcome(dict(env), st.assumptions, status, code, list(st.launches), list(st.notes))
+    assumptions = tuple(
+        Assumption(a.subject, "not in", tuple(sorted(st.excluded[a.subject])))
+        if a.relation == "other" and st.excluded.get(a.subject)
+        else a
+        for a in st.assumptions
+    )
+    return Outcome(dict(env), assumptions, status, code, list(st.launches), list(st.notes))
 
 
 def evaluate(
     script: Script,
     env: dict,
     unset_inputs,
-    find_entry,
+    on_command,
     *,
     ambient: dict | None = None,
     budget: Budget | None = None,
     script_name: str | None = None,
     parsed: dict | None = None,
+    read_file=None,
 ) -> list[Outcome]:
     """All end states of `script` run with `env` (one profile). `parsed` collects
     (and shares across profiles) the files the script sources."""
-    ctx = Context(script_name or script.path, unset_inputs, ambient, budget or Budget(), find_entry)
+    ctx = Context(
+        script_name or script.path, unset_inputs, ambient, budget or Budget(), on_command, read_file or reader()
+    )
     if parsed is not None:
         ctx.parsed = parsed
     interp = Interpreter(script, ctx)
@@ -1356,4 +1353,4 @@ def evaluate(
     return [outcome_of(st, env) for st in states]
 
 
-__all__ = ["evaluate", "Outcome", "Launch", "Budget", "split_fields", "join_field"]
+__all__ = ["evaluate", "Outcome", "Budget", "split_fields", "join_field"]

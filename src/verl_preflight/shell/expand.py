@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from .arith import ArithError, Arithmetic
+from .notes import Note, NoteKind
 from .state import State, elements_of, scalar_of
 from .words import (
     BREAK,
@@ -265,10 +266,8 @@ class WordExpander:
         if t == "expansion":
             return self._expansion(node, st, quoted, loc)
         if t in ("command_substitution", "process_substitution"):
-            text = " ".join(self.script.text(node).split())
-            shown = text if len(text) <= 60 else text[:57] + "...)"
-            why = "command substitution" if t == "command_substitution" else "process substitution"
-            return [Chunk(Unknown(shown, f"{why} at line {loc.line}"), quoted, False, loc)]
+            why = "output of a command" if t == "command_substitution" else "a process substitution"
+            return [Chunk(Unknown(self.script.text(node), why), quoted, False, loc)]
         if t == "arithmetic_expansion":
             value = self.arith_value(node, st)
             piece = (
@@ -409,8 +408,7 @@ class WordExpander:
                     self.note_once(
                         st,
                         loc,
-                        "unset-variable",
-                        "warning",
+                        NoteKind.UNSET_VARIABLE,
                         f"`set -u` is on and {name} is never assigned: the script stops here unless {name} is exported",
                         name,
                     )
@@ -421,13 +419,9 @@ class WordExpander:
 
     def nounset_check(self, name: str, st: State, loc) -> None:
         if st.nounset:
-            from ..findings import Finding
-
             raise ShellExit(
                 1,
-                Finding.at(
-                    loc, "unbound-variable", "warning", f"bash stops here: {name} is unbound under `set -u`", name
-                ),
+                Note(NoteKind.UNBOUND_VARIABLE, loc, f"bash stops here: {name} is unbound under `set -u`", name),
             )
 
     def is_set(self, name: str, st: State) -> bool | None:
@@ -621,11 +615,7 @@ class WordExpander:
             if kind == "?":
                 if use_default:
                     msg = join_field(self._operand(operand, st, True), loc).display or "parameter null or not set"
-                    from ..findings import Finding
-
-                    raise ShellExit(
-                        1, Finding.at(loc, "parameter-error", "warning", f"bash stops here: {name}: {msg}", name)
-                    )
+                    raise ShellExit(1, Note(NoteKind.PARAMETER_ERROR, loc, f"bash stops here: {name}: {msg}", name))
                 return self._value_chunks(value, quoted, loc)
         if value is None:
             value = Field((), loc)
@@ -731,12 +721,10 @@ class WordExpander:
                 result = calc.eval(c)
             return result
         except ArithError as err:
-            from ..findings import Finding
-
             # bash stops a non-interactive script on an arithmetic error in $((...))
             raise ShellExit(
                 1,
-                Finding.at(self.script.loc(node), "arithmetic", "warning", f"bash stops here: arithmetic error: {err}"),
+                Note(NoteKind.ARITHMETIC, self.script.loc(node), f"bash stops here: arithmetic error: {err}"),
             ) from err
         except RecursionError:
             return None
@@ -760,7 +748,7 @@ class WordExpander:
                 field = (
                     Field.of(str(value))
                     if value is not None
-                    else Field((Unknown(name, "arithmetic on an unknown value"),))
+                    else Field((Unknown(None, f"{name} after arithmetic on an unknown value"),))
                 )
                 interp.assign_scalar(st, name, field, None)
 

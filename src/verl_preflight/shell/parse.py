@@ -1,7 +1,7 @@
-"""Parse bash with tree-sitter-bash; report syntax error nodes as findings.
+"""Parse bash with tree-sitter-bash; report syntax error nodes as notes.
 
 tree-sitter keeps going past errors, so the evaluator still walks the rest of
-the script; each ERROR or MISSING node becomes one finding with its location.
+the script; each ERROR or MISSING node becomes one note with its location.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ..findings import Finding
-from .words import Loc
+from ..values import Loc
+from .notes import Note, NoteKind
 
 MAX_SYNTAX_FINDINGS = 20
 
@@ -58,9 +58,9 @@ def parse_script(path: str, source: bytes) -> Script:
     return Script(path=path, source=source, tree=_parser().parse(source))
 
 
-def syntax_findings(script: Script) -> list[Finding]:
+def syntax_notes(script: Script) -> list[Note]:
     """One finding per ERROR / MISSING node (iterative walk: no recursion limit)."""
-    findings: list[Finding] = []
+    findings: list[Note] = []
     root = script.root
     if not root.has_error:
         return findings
@@ -69,21 +69,20 @@ def syntax_findings(script: Script) -> list[Finding]:
         node = stack.pop()
         if node.is_missing:
             loc = script.loc(node)
-            findings.append(Finding.at(loc, "bash-syntax", "error", f"bash syntax: missing '{node.type}' here"))
+            findings.append(Note(NoteKind.SYNTAX, loc, f"bash syntax: missing '{node.type}' here"))
             continue
         if node.is_error:
             quote = _unclosed_quote(script.source, node.start_byte, node.end_byte)
             if quote is not None:
                 line = script.source.count(b"\n", 0, quote) + 1
                 col = quote - (script.source.rfind(b"\n", 0, quote) + 1) + 1
-                findings.append(
-                    Finding(script.path, line, col, "bash-syntax", "error", "bash syntax: this quote is never closed")
-                )
+                loc = Loc(script.path, line, col)
+                findings.append(Note(NoteKind.SYNTAX, loc, "bash syntax: this quote is never closed"))
                 continue
             loc = script.loc(node)
             snippet = script.text(node).strip().splitlines()[0][:40] if script.text(node).strip() else ""
             message = "bash syntax: cannot parse this" + (f" near '{snippet}'" if snippet else "")
-            findings.append(Finding.at(loc, "bash-syntax", "error", message))
+            findings.append(Note(NoteKind.SYNTAX, loc, message))
             continue
         if node.has_error:
             stack.extend(reversed(node.children))

@@ -13,6 +13,8 @@ import itertools
 import os
 from dataclasses import dataclass, field
 
+from ..source import reader
+from ..values import FROM_ENVIRONMENT
 from .nodes import DEFAULT_OPS, static_text, variable_of
 from .parse import Script, parse_script
 
@@ -40,12 +42,15 @@ def _glob_representative(pattern: str) -> str | None:
     """A value a simple glob arm matches (`np*` -> `np`); None for `*` or anything complex."""
     if any(ch in pattern for ch in "[]\\$`'\"|(){}") or not pattern.strip("*?"):
         return None
-    return pattern.replace("*", "").replace("?", "x")
+    if "?" in pattern:
+        return None  # a value for it would be made up
+    return pattern.replace("*", "")
 
 
-def scan(script: Script, follow_sources: bool = True, depth: int = 0, seen=None) -> Scan:
+def scan(script: Script, follow_sources: bool = True, read_file=None) -> Scan:
+    """The switches of `script` (and the files it sources, read with `read_file`)."""
     result = Scan()
-    _scan_into(script, result, follow_sources, depth, seen if seen is not None else set())
+    _scan_into(script, result, follow_sources, 0, set(), read_file or reader())
     return result
 
 
@@ -54,7 +59,7 @@ def _note_order(result: Scan, name: str) -> None:
         result.order.append(name)
 
 
-def _scan_into(script: Script, result: Scan, follow: bool, depth: int, seen: set) -> None:
+def _scan_into(script: Script, result: Scan, follow: bool, depth: int, seen: set, read_file) -> None:
     stack = [script.root]
     while stack:
         node = stack.pop()
@@ -115,7 +120,7 @@ def _scan_into(script: Script, result: Scan, follow: bool, depth: int, seen: set
                 if name:
                     _tested(result, name, None, presence=True)
         elif t == "command" and follow and depth < 4:
-            _maybe_source(script, node, result, depth, seen)
+            _maybe_source(script, node, result, depth, seen, read_file)
         stack.extend(reversed(node.children))
 
 
@@ -123,14 +128,14 @@ def _tested(result: Scan, name: str, literal: str | None, presence: bool = False
     values = result.tested.setdefault(name, [])
     _note_order(result, name)
     if presence:
-        for v in (None, "1"):
+        for v in (None, FROM_ENVIRONMENT):  # unset, or set to something the tool cannot know
             if v not in values:
                 values.append(v)
     elif literal is not None and literal not in values:
         values.append(literal)
 
 
-def _maybe_source(script: Script, node, result: Scan, depth: int, seen: set) -> None:
+def _maybe_source(script: Script, node, result: Scan, depth: int, seen: set, read_file) -> None:
     name = node.child_by_field_name("name")
     if name is None or script.text(name) not in ("source", "."):
         return
@@ -141,15 +146,13 @@ def _maybe_source(script: Script, node, result: Scan, depth: int, seen: set) -> 
     if target is None or "\0" in target:
         return
     path = os.path.normpath(os.path.join(os.path.dirname(script.path), target))
-    if path in seen or not os.path.isfile(path):
+    if path in seen:
         return
     seen.add(path)
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(5 * 1024 * 1024)
-    except OSError:
+    data = read_file(path)
+    if data is None:
         return
-    _scan_into(parse_script(path, data), result, True, depth + 1, seen)
+    _scan_into(parse_script(path, data), result, True, depth + 1, seen, read_file)
 
 
 def dimensions(info: Scan) -> list[Dimension]:
@@ -198,8 +201,9 @@ _COMPLEMENTS = {
 
 
 def _complement(value: str) -> str:
-    """A value that does not equal the only literal a switch is compared with."""
-    return _COMPLEMENTS.get(value, "<other>")
+    """A value that does not equal the only literal a switch is compared with: its
+    usual opposite, else "set to something else", which the evaluator forks on."""
+    return _COMPLEMENTS.get(value, FROM_ENVIRONMENT)
 
 
 def enumerate_profiles(dims: list[Dimension], cap: int) -> tuple[list[dict], int]:

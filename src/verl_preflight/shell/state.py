@@ -70,8 +70,8 @@ class State:
             excluded=self.excluded,
         )
 
-    def assume(self, label: str, value: str) -> State:
-        self.assumptions = self.assumptions + ((label, value),)
+    def assume(self, assumption) -> State:
+        self.assumptions = self.assumptions + (assumption,)
         return self
 
     def set_var(self, name: str, value, **attrs) -> None:

@@ -13,27 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-
-@dataclass(frozen=True, slots=True)
-class Loc:
-    path: str
-    line: int
-    col: int
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}:{self.col}"
-
-
-@dataclass(frozen=True, slots=True)
-class Unknown:
-    """A piece of text the evaluator cannot know; `text` is how it is shown."""
-
-    text: str
-    why: str
-
-    def __str__(self) -> str:
-        return self.text
-
+from ..values import Loc, Unknown
 
 Piece = str | Unknown
 

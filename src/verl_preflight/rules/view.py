@@ -10,9 +10,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..values import Unknown, is_unknown
+
+__all__ = ["LaunchView", "ScriptContext", "Setting", "is_unknown"]
+
 _SELECT = re.compile(r"^\$\{oc\.select:([\w.]+),(.*)\}$")
 _PLAIN = re.compile(r"^\$\{([\w.]+)\}$")
-UNKNOWN = object()
 
 
 @dataclass
@@ -23,14 +26,23 @@ class Setting:
     loc: object
     kind: str  # change, add, force_add, delete
     text: str
-    display: str = ""  # the value as shown, unknown parts as ${NAME}
+    display: str = ""  # the value as the script wrote it, unknown parts as their source
+
+    @property
+    def effective(self):
+        """The value, or an Unknown carrying what the script wrote for it."""
+        return self.value if self.known else Unknown(self.display, "a value known only at run time")
+
+    @property
+    def shown_value(self):
+        return self.value if self.known else self.display
 
 
 class LaunchView:
-    def __init__(self, spec, config_name: str, label: dict, settings: list, tree: dict | None):
+    def __init__(self, spec, config_name: str, profile, settings: list, tree: dict | None):
         self.spec = spec
         self.config_name = config_name
-        self.label = label
+        self.profile_of = profile  # values.Profile
         self.settings = settings
         self.tree = tree or {}
         self.last: dict[str, Setting] = {}
@@ -42,19 +54,20 @@ class LaunchView:
         return self.spec.loc
 
     def profile(self, name: str) -> str | None:
-        return self.label.get(name)
+        """The value of a switch in this profile (None: unset or not known)."""
+        return self.profile_of.value(name)
 
     def setting(self, key: str) -> Setting | None:
         s = self.last.get(key)
         return s if s is not None and s.kind != "delete" else None
 
     def value(self, key: str, depth: int = 0):
-        """The effective value, or UNKNOWN (from the environment or a probe), or None."""
+        """The effective value, or an Unknown (from the environment or a probe), or None."""
         s = self.last.get(key)
         if s is not None:
             if s.kind == "delete":
                 return None
-            return s.value if s.known else UNKNOWN
+            return s.effective
         return self.default(key, depth)
 
     def raw(self, key: str):
@@ -118,3 +131,52 @@ def _literal(text: str):
         return yaml.safe_load(text)
     except yaml.YAMLError:
         return text
+
+
+class ScriptContext:
+    """What script-level rules see: the parsed files and the launch sites reached."""
+
+    def __init__(self, script, parsed: dict, launches: list):
+        self.main_script = script
+        self._parsed = parsed
+        self._launches = launches
+
+    def scripts(self):
+        return [self.main_script, *self._parsed.values()]
+
+    def launch_sites(self):
+        seen, out = set(), []
+        for la in self._launches:
+            key = (la.loc.path, la.loc.line, la.loc.col)
+            if key not in seen:
+                seen.add(key)
+                out.append(la)
+        return out
+
+
+OWN_CONFIG_PATHS = (None, "config", "./config", "config/")
+
+
+def build_view(spec, config_name: str | None, profile, cache):
+    """The launch's settings over verl's composed defaults, for the policy rules;
+    None when the launch does not compose (the Hydra stage reports why)."""
+    from ..checks.config import is_group_selection
+
+    if config_name is None or spec.config_path not in OWN_CONFIG_PATHS:
+        return None
+    items = [(o, o.checkable) for o in spec.overrides if o.checkable is not None]
+    records = cache.parse([t for _, t in items])
+    groups = set(cache.groups or ())
+    group_lines, settings = [], []
+    for (o, text), rec in zip(items, records, strict=True):
+        if not rec["ok"] or rec["sweep"]:
+            return None
+        if is_group_selection(rec, groups):
+            group_lines.append(text)
+            continue
+        display = o.display.split("=", 1)[-1]
+        settings.append(Setting(rec["key"], rec["value"], o.known, o.loc, rec["kind"], text, display))
+    snap = cache.snapshot(config_name, tuple(group_lines))
+    if "tree" not in snap:
+        return None
+    return LaunchView(spec, config_name, profile, settings, snap["tree"])

@@ -1,32 +1,26 @@
-"""Load and validate the policy schema (YAML).
+"""Load and validate the policy schema (YAML): which policy rules run, with what.
 
-A bad schema is the user's mistake, not ours: `SchemaError` carries the file,
-the line and what is wrong, and the command line exits 2 with it.
+The schema never defines a shipped rule; it enables one by its id (`- id:
+use-mbridge`), may change its `severity` and give it `params`. A user's own
+data policy is an entry with `kind:` (see data_policies.py). A bad schema is the
+user's mistake, not ours: `SchemaError` carries the file, the line and what is
+wrong, and the command line exits 2 with it.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from . import registry
+from .data_policies import KIND_NAMES, KINDS
 
 DEFAULT_SCHEMA = os.path.join(os.path.dirname(__file__), "schema.yaml")
-KINDS = {"required-value", "allowed-only-when", "requires"}
 SEVERITIES = {"error", "warning", "info"}
 
 
 class SchemaError(Exception):
     pass
-
-
-@dataclass
-class Policy:
-    id: str
-    severity: str
-    kind: str | None = None  # a data policy
-    rule: str | None = None  # a named rule in code
-    params: dict = field(default_factory=dict)
-    spec: dict = field(default_factory=dict)  # the whole entry
-    line: int = 0
 
 
 @dataclass
@@ -120,24 +114,26 @@ def load_schema(path: str | None = None) -> Schema:
             fail(f"policy id {pid!r} appears twice", "policies", i, "id")
         seen.add(pid)
         severity = entry.get("severity", "error")
-        if severity not in SEVERITIES:
+        if "severity" in entry and severity not in SEVERITIES:
             fail(f"severity must be one of {sorted(SEVERITIES)}", "policies", i, "severity")
-        kind, rule = entry.get("kind"), entry.get("rule")
-        if (kind is None) == (rule is None):
-            fail("a policy has either `kind` (data) or `rule` (code)", "policies", i)
-        if kind is not None:
-            if kind not in KINDS:
-                fail(f"unknown kind {kind!r}; one of {sorted(KINDS)}", "policies", i, "kind")
-            _check_data_policy(entry, kind, lambda m, *w: fail(m, "policies", i, *w))
-        else:
-            from . import NAMED_RULES
-
-            if rule not in NAMED_RULES:
-                fail(f"unknown rule {rule!r}; one of {sorted(NAMED_RULES)}", "policies", i, "rule")
+        kind, rule = entry.get("kind"), entry.get("rule", pid)
         params = entry.get("params", {}) or {}
         if not isinstance(params, dict):
             fail("`params` must be a mapping", "policies", i, "params")
-        policies.append(Policy(pid, severity, kind, rule, params, entry, _line_of(node, "policies", i)))
+        if kind is not None:
+            if kind not in KINDS:
+                fail(f"unknown kind {kind!r}; one of {list(KIND_NAMES)}", "policies", i, "kind")
+            _check_data_policy(entry, kind, lambda m, *w: fail(m, "policies", i, *w))
+            policies.append(KINDS[kind](entry.get("severity"), params, spec=entry, rule_id=pid))
+            continue
+        cls = registry().get(rule)
+        if cls is None or cls.stage != "policy" or rule != pid:
+            where = "rule" if "rule" in entry else "id"
+            names = sorted(r for r, c in registry().items() if c.stage == "policy")
+            fail(
+                f"unknown rule {rule!r}; a policy rule id (one of {', '.join(names)}) or a `kind`", "policies", i, where
+            )
+        policies.append(cls(entry.get("severity"), params))
     if base is not None:
         mine = {p.id for p in policies}
         policies = [p for p in base.policies if p.id not in mine] + policies

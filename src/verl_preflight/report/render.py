@@ -1,0 +1,97 @@
+"""`validate-scripts render`: what each profile hands verl, as a command, the overrides, or YAML."""
+
+from __future__ import annotations
+
+import shlex
+
+
+def shell_word(field) -> str:
+    """A field as one shell word: known text quoted, unknown pieces left as the script wrote
+    them, for the shell that will run it (`"${HOME}"`, `"$(nproc)"`)."""
+    parts = []
+    for piece in field.pieces:
+        if isinstance(piece, str):
+            parts.append(shlex.quote(piece))
+        elif piece.source is not None:
+            parts.append(f'"{piece.source}"')
+        else:
+            parts.append(f"'<{piece.label}>'")
+    return "".join(parts) or "''"
+
+
+def config_changes(cache, la) -> str:
+    """The composed config's values that differ from verl's defaults for the same config-group
+    selections, as YAML (real hydra.compose). A value the script leaves to run time is shown
+    as the script wrote it."""
+    import yaml
+    from omegaconf import OmegaConf
+
+    from ..checks.config import is_group_selection
+    from ..verl_config import compose_raw
+
+    if la.config_name is None:
+        return f"# {la.module}: not a Hydra entry point of this verl"
+    partly = [o for o in la.spec.overrides if not o.known and o.checkable is not None]
+    texts = [o.text for o in la.spec.overrides if o.known]
+    groups = set(cache.groups or ())
+    selections = [t for t, rec in zip(texts, cache.parse(texts), strict=True) if is_group_selection(rec, groups)]
+    try:
+        base = OmegaConf.to_container(compose_raw(cache.source.path, la.config_name, selections), resolve=False)
+        mine = OmegaConf.to_container(compose_raw(cache.source.path, la.config_name, texts), resolve=False)
+    except Exception as err:  # Hydra refuses the overrides: say so, as validate would
+        return f"# does not compose: {str(err).splitlines()[0]}"
+    base.pop("hydra", None)
+    mine.pop("hydra", None)
+    changed = _diff(base, mine)
+    for o in partly:
+        if "=" in o.display:
+            _put(changed, o.checkable.split("=", 1)[0].lstrip("+~"), o.display.split("=", 1)[1])
+    if not changed:
+        return "{}"
+    return yaml.safe_dump(changed, sort_keys=False, default_flow_style=False).rstrip()
+
+
+def _put(tree: dict, dotted: str, value: str) -> None:
+    parts = dotted.split(".")
+    node = tree
+    for p in parts[:-1]:
+        if not isinstance(node.get(p), dict):
+            node[p] = {}
+        node = node[p]
+    node[parts[-1]] = value
+
+
+def _diff(base, mine):
+    if isinstance(base, dict) and isinstance(mine, dict):
+        out = {}
+        for key, value in mine.items():
+            if key not in base:
+                out[key] = value
+            elif base[key] != value:
+                out[key] = _diff(base[key], value)
+        return out
+    return mine
+
+
+def render(results, cache, as_: str = "command") -> str:
+    out = []
+    for r in results:
+        for prof in r.profiles:
+            out.append(f"# {r.path} [{prof.profile.describe()}]: {prof.status}")
+            for la in prof.launches:
+                if as_ == "overrides":
+                    out.extend(shell_word(o.field) for o in la.spec.overrides)
+                    continue
+                if as_ == "config":
+                    out.append(config_changes(cache, la))
+                    continue
+                out.append(f"python3 -m {la.module} \\")
+                args_list = []
+                if la.spec is not None and la.spec.config_name:
+                    args_list.append(shlex.quote(f"--config-name={la.spec.config_name}"))
+                args_list += [shell_word(o.field) for o in la.spec.overrides]
+                for i, o in enumerate(args_list):
+                    tail = " \\" if i + 1 < len(args_list) else ""
+                    out.append(f"    {o}{tail}")
+            out.append("")
+    return "\n".join(out)

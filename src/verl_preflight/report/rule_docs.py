@@ -1,0 +1,62 @@
+"""A rule's documentation, from its class: `--explain RULE`, `--list-rules` and docs/rules.md."""
+
+from __future__ import annotations
+
+import difflib
+
+from ..rules import all_rules, get, registry
+
+
+def explain(rule_id: str) -> str | None:
+    r = get(rule_id)
+    if r is None:
+        return None
+    parts = [f"{r.id} ({r.severity}, {r.stage}): {r.summary}", "", r.why]
+    if r.ground_truth:
+        parts += ["", f"Ground truth: {r.ground_truth}"]
+    parts += ["", "Fails:", _indent(r.bad), "", "Passes:", _indent(r.good)]
+    return "\n".join(parts) + "\n"
+
+
+def nearest(rule_id: str) -> list[str]:
+    return difflib.get_close_matches(rule_id, list(registry()), n=3, cutoff=0.5)
+
+
+def listing() -> str:
+    width = max(len(r.id) for r in all_rules())
+    return "".join(f"{r.id.ljust(width)}  {r.severity:<7}  {r.summary}\n" for r in all_rules())
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line for line in text.splitlines())
+
+
+_STAGE_TITLES = {
+    "bash": "Bash: what bash itself refuses or stops on",
+    "hydra": "Hydra: what main_ppo's Hydra refuses",
+    "policy": "Policy: what composes but fails (or misbehaves) when verl starts",
+    "tool": "The run itself",
+}
+
+
+def markdown() -> str:
+    out = [
+        "# Rules",
+        "",
+        "Generated from the rule classes (`src/verl_preflight/rules/<stage>/<rule>.py`) by `make docs`; "
+        "do not edit by hand.",
+        "",
+        "Silence one finding with `# validate-scripts: disable=RULE[,RULE]` on its line or the line "
+        "above, or a whole file with `# validate-scripts: disable-file=RULE`.",
+        "",
+    ]
+    stage = None
+    for r in all_rules():
+        if r.stage != stage:
+            stage = r.stage
+            out += [f"## {_STAGE_TITLES[stage]}", ""]
+        out += [f"### `{r.id}` ({r.severity})", "", r.summary[:1].upper() + r.summary[1:] + ".", "", r.why, ""]
+        if r.ground_truth:
+            out += [f"Ground truth: {r.ground_truth}", ""]
+        out += ["Fails:", "", "```bash", r.bad, "```", "", "Passes:", "", "```bash", r.good, "```", ""]
+    return "\n".join(out)

@@ -1,0 +1,101 @@
+"""Rules: every diagnostic the validator can emit is one class in one module.
+
+A rule class carries its id (one spelling), its default severity, its doc (what
+it finds, why it matters and the code that decides it, a bad and a good
+example, whether `--fix` can repair it) and, for policy rules, its check. The
+registry below discovers the classes by walking this package, so adding a rule
+is adding one module (and its two fixtures under tests/fixtures/rules/<id>/).
+
+Stages emit findings through the rule class (`SomeRule.emit(loc, message)`);
+policy rules are instantiated from the schema (which may re-severity and
+parameterise them) and emit with `self.finding(...)`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import lru_cache
+from typing import ClassVar
+
+from ..findings import Finding
+
+STAGES = ("bash", "hydra", "policy", "tool")
+
+
+class Rule:
+    id: ClassVar[str] = ""
+    severity: str = "error"  # the default; a schema entry may change it per instance
+    stage: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    why: ClassVar[str] = ""  # what goes wrong at launch
+    ground_truth: ClassVar[str] = ""  # the code that decides it: project, version, file:line
+    bad: ClassVar[str] = ""
+    good: ClassVar[str] = ""
+    fixable: ClassVar[bool] = False
+    run_wide: ClassVar[bool] = False  # the same note for the whole run: reported once
+    scope: ClassVar[str | None] = None  # "launch" or "script" for policy rules with a check
+    default_params: ClassVar[dict] = {}
+    # why no fixture can make this rule fire (None: it has bad.sh and good.sh fixtures)
+    no_fixture: ClassVar[str | None] = None
+
+    def __init__(self, severity: str | None = None, params: dict | None = None):
+        if severity is not None:
+            self.severity = severity
+        self.params = {**self.default_params, **(params or {})}
+
+    @classmethod
+    def emit(cls, loc, message: str, key: str | None = None) -> Finding:
+        """A finding of this rule at its default severity (stages use this)."""
+        return Finding.at(loc, cls.id, cls.severity, message, key)
+
+    def finding(self, loc, message: str, key: str | None = None) -> Finding:
+        """A finding of this configured rule (policy checks use this)."""
+        return Finding.at(loc, self.id, self.severity, message, key)
+
+    # policy rules override one of these
+    def check_launch(self, view, ctx) -> list[Finding]:
+        return []
+
+    def check_script(self, script_ctx) -> list[Finding]:
+        return []
+
+
+def _subclasses(cls):
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from _subclasses(sub)
+
+
+@lru_cache(maxsize=1)
+def registry() -> dict[str, type[Rule]]:
+    """Every rule class with an id, by id (modules of this package imported once)."""
+    for info in pkgutil.walk_packages(__path__, __name__ + "."):
+        importlib.import_module(info.name)
+    found: dict[str, type[Rule]] = {}
+    for cls in _subclasses(Rule):
+        rid = cls.__dict__.get("id")
+        if not rid:
+            continue
+        if rid in found and found[rid] is not cls:
+            raise RuntimeError(f"rule id {rid!r} is defined twice: {found[rid].__module__} and {cls.__module__}")
+        found[rid] = cls
+    return dict(sorted(found.items(), key=lambda kv: (STAGES.index(kv[1].stage), kv[0])))
+
+
+def all_rules() -> list[type[Rule]]:
+    return list(registry().values())
+
+
+def get(rule_id: str) -> type[Rule] | None:
+    return registry().get(rule_id)
+
+
+def run_launch_rules(schema, view, ctx) -> list[Finding]:
+    """Every launch-scoped policy of the schema over one launch in one profile."""
+    return [f for policy in schema.policies if policy.scope == "launch" for f in policy.check_launch(view, ctx)]
+
+
+def run_script_rules(schema, script_ctx) -> list[Finding]:
+    """Every script-scoped policy of the schema over one script."""
+    return [f for policy in schema.policies if policy.scope == "script" for f in policy.check_script(script_ctx)]

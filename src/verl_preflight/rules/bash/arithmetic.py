@@ -1,0 +1,15 @@
+"""An arithmetic error (division by zero, bad operand)."""
+
+from __future__ import annotations
+
+from .. import Rule
+
+
+class Arithmetic(Rule):
+    id = "arithmetic"
+    severity = "warning"
+    stage = "bash"
+    summary = "an arithmetic error (division by zero, bad operand)"
+    why = "bash reports the error and the command fails."
+    bad = "DP=$((WORLD / TP))  # TP=0"
+    good = "DP=$((WORLD / TP))  # TP=2"

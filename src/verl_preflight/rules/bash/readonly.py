@@ -1,0 +1,15 @@
+"""Assignment to a readonly variable."""
+
+from __future__ import annotations
+
+from .. import Rule
+
+
+class Readonly(Rule):
+    id = "readonly"
+    severity = "warning"
+    stage = "bash"
+    summary = "assignment to a readonly variable"
+    why = "bash refuses it."
+    bad = "readonly TP=2\nTP=4"
+    good = "TP=${TP:-2}"

@@ -1,0 +1,119 @@
+"""Data policies: rules whose whole content is data (keys, values, a condition, a message).
+
+Three kinds, each one small check over a LaunchView:
+- `required-value`: each listed key must have the listed value;
+- `allowed-only-when`: the listed keys may be set only in the named profile;
+- `requires`: when one key has a value, another key must have its value.
+
+Shipped rules subclass a kind and give `spec` in code; a schema entry with
+`kind:` makes a user's own policy of the same classes. `when` takes `engine`,
+`profile` (variable -> value) and `key-matches` (key -> regex on its value).
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import Rule
+from .view import is_unknown
+
+KIND_NAMES = ("required-value", "allowed-only-when", "requires")
+
+
+class DataPolicy(Rule):
+    stage = "policy"
+    scope = "launch"
+    kind = ""
+    spec: dict = {}
+
+    def __init__(self, severity=None, params=None, spec: dict | None = None, rule_id: str | None = None):
+        super().__init__(severity, params)
+        if spec is not None:
+            self.spec = spec
+        if rule_id is not None:
+            self.id = rule_id
+
+    def applies(self, view) -> bool:
+        when = self.spec.get("when", {}) or {}
+        if "engine" in when and view.engine != when["engine"]:
+            return False
+        for var, want in (when.get("profile") or {}).items():
+            if view.profile(var) != str(want):
+                return False
+        for key, pattern in (when.get("key-matches") or {}).items():
+            shown = view.shown(key)
+            if shown is None or not re.search(pattern, shown):
+                return False
+        return True
+
+    def message(self, key: str, value) -> str:
+        template = self.spec.get("message") or "{key}={value} breaks policy " + self.id
+        return template.replace("{key}", key).replace("{value}", show(value))
+
+
+def show(value) -> str:
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    return "null" if value is None else str(value)
+
+
+def same(actual, wanted) -> bool:
+    if isinstance(wanted, bool) or isinstance(actual, bool):
+        return isinstance(actual, bool) and actual == wanted
+    return actual == wanted or str(actual) == str(wanted)
+
+
+class RequiredValue(DataPolicy):
+    kind = "required-value"
+
+    def check_launch(self, view, ctx):
+        if not self.applies(view):
+            return []
+        out = []
+        for key, wanted in self.spec["keys"].items():
+            setting = view.setting(key)
+            value = view.value(key)
+            if is_unknown(value) or value is None and setting is None:
+                continue
+            if setting is None and view.default(key) is not None and view.interpolated(key):
+                continue  # follows another key, which is checked in its own right
+            if not same(value, wanted):
+                out.append(self.finding(view.where(key), self.message(key, value), key))
+        return out
+
+
+class AllowedOnlyWhen(DataPolicy):
+    kind = "allowed-only-when"
+
+    def check_launch(self, view, ctx):
+        if self.applies(view):
+            return []
+        out = []
+        for key in self.spec["keys"]:
+            setting = view.setting(key)
+            if setting is not None:
+                out.append(self.finding(setting.loc, self.message(key, setting.shown_value), key))
+        return out
+
+
+class Requires(DataPolicy):
+    kind = "requires"
+
+    def check_launch(self, view, ctx):
+        if not self.applies(view):
+            return []
+        cond, need = self.spec["if"], self.spec["then"]
+        value = view.value(cond["key"])
+        if is_unknown(value) or ("value" in cond and not same(value, cond["value"])) or value is None:
+            return []
+        got = view.value(need["key"])
+        if is_unknown(got):
+            return []
+        if "value" in need and same(got, need["value"]):
+            return []
+        if "value" not in need and got is not None:
+            return []
+        return [self.finding(view.where(cond["key"]), self.message(need["key"], got), cond["key"])]
+
+
+KINDS = {cls.kind: cls for cls in (RequiredValue, AllowedOnlyWhen, Requires)}

@@ -1,0 +1,15 @@
+"""--config-path points away from verl's config tree; not checked."""
+
+from __future__ import annotations
+
+from .. import Rule
+
+
+class ConfigPath(Rule):
+    id = "config-path"
+    severity = "warning"
+    stage = "hydra"
+    summary = "--config-path points away from verl's config tree; not checked"
+    why = "The validator checks against verl's tree only."
+    bad = "--config-path=/my/configs"
+    good = "--config-path=config"

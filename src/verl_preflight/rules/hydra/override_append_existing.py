@@ -1,0 +1,15 @@
+"""`+key=value` on a key that already has a value."""
+
+from __future__ import annotations
+
+from .. import Rule
+
+
+class OverrideAppendExisting(Rule):
+    id = "override-append-existing"
+    severity = "error"
+    stage = "hydra"
+    summary = "`+key=value` on a key that already has a value"
+    why = "`+` adds a key; Hydra refuses it over an existing non-null value. Drop the `+`, or use `++`."
+    bad = "+actor_rollout_ref.actor.megatron.use_mbridge=True"
+    good = "actor_rollout_ref.actor.megatron.use_mbridge=True"

@@ -1,0 +1,15 @@
+"""`key=value` on a key verl's config does not have."""
+
+from __future__ import annotations
+
+from .. import Rule
+
+
+class OverrideMissingKey(Rule):
+    id = "override-missing-key"
+    severity = "error"
+    stage = "hydra"
+    summary = "`key=value` on a key verl's config does not have"
+    why = "In struct mode Hydra only overrides existing keys; a new key needs `+` (or `++`)."
+    bad = "actor_rollout_ref.actor.megatron.override_transformer_config.use_flash_attn=True"
+    good = "+actor_rollout_ref.actor.megatron.override_transformer_config.use_flash_attn=True"

@@ -1,0 +1,15 @@
+"""A comma list in a value: Hydra reads it as a sweep and refuses it in a run."""
+
+from __future__ import annotations
+
+from .. import Rule
+
+
+class OverrideSweep(Rule):
+    id = "override-sweep"
+    severity = "error"
+    stage = "hydra"
+    summary = "a comma list in a value: Hydra reads it as a sweep and refuses it in a run"
+    why = "Without --multirun Hydra stops with 'Ambiguous value'."
+    bad = "trainer.logger=console,wandb"
+    good = "trainer.logger='[console,wandb]'"

@@ -1,0 +1,15 @@
+"""An argument that Hydra's override grammar rejects."""
+
+from __future__ import annotations
+
+from .. import Rule
+
+
+class OverrideSyntax(Rule):
+    id = "override-syntax"
+    severity = "error"
+    stage = "hydra"
+    summary = "an argument that Hydra's override grammar rejects"
+    why = "main_ppo parses every override before it composes; one bad one stops the job at start."
+    bad = "trainer.logger=[console,wandb"
+    good = "trainer.logger='[console,wandb]'"

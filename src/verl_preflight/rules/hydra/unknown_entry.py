@@ -1,0 +1,15 @@
+"""A verl module that is not a Hydra entry point here."""
+
+from __future__ import annotations
+
+from .. import Rule
+
+
+class UnknownEntry(Rule):
+    id = "unknown-entry"
+    severity = "warning"
+    stage = "hydra"
+    summary = "a verl module that is not a Hydra entry point here"
+    why = "Its arguments cannot be checked against a config."
+    bad = "python3 -m verl.trainer.no_such_main"
+    good = "python3 -m verl.trainer.main_ppo"

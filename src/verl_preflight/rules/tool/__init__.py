@@ -1,0 +1,1 @@
+"""Diagnostics about the run itself: limits, suppressions, our own failures."""

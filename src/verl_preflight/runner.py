@@ -1,0 +1,72 @@
+"""Run the pipeline over many scripts (in worker processes when it pays) and collect the results.
+
+The output never depends on the number of workers: results come back in the
+order of the files, and notes that hold for the whole run (an info about a
+skipped check) are merged by rule and message.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .findings import Finding
+from .rules.tool.internal_error import InternalError
+from .values import Loc
+
+SERIAL_BELOW = 8  # fewer scripts than this: worker start-up costs more than it saves
+
+
+def run_files(files, cache, opts, jobs: int = 1):
+    """(results, unreadable): one ScriptResult per readable file, in order; read errors as text."""
+    from . import parallel
+
+    if jobs <= 0:
+        jobs = os.cpu_count() or 1
+    if jobs > 1 and len(files) >= SERIAL_BELOW:
+        outcomes = parallel.run(files, cache, opts, jobs, run_one)
+    else:
+        outcomes = [run_one(path, cache, opts) for path in files]
+    results = [r for r, _ in outcomes if r is not None]
+    unreadable = [e for _, e in outcomes if e is not None]
+    if cache is not None:
+        cache.save()
+    merge_run_notes(results)
+    return results, unreadable
+
+
+def run_one(path, cache, opts):
+    """(result, None) or (None, read error); never raises."""
+    from .validate import ReadError, validate_script
+
+    try:
+        return validate_script(path, cache, opts), None
+    except ReadError as err:
+        return None, str(err)
+    except RecursionError:
+        return failed(path, "the script nests too deeply to follow"), None
+    except Exception as err:  # a bug of ours: report it on this script and go on
+        return failed(path, f"internal error: {type(err).__name__}: {err}"), None
+
+
+def failed(path: str, why: str):
+    from .validate import ScriptResult
+
+    return ScriptResult(path, findings=[InternalError.emit(Loc(path, 1, 1), f"not checked: {why}")])
+
+
+def merge_run_notes(results) -> None:
+    """A run-wide note (a check skipped on this machine, say) is kept once, on the first
+    script that met it, merged by rule and message, whatever -j was."""
+    from .rules import get
+
+    seen: set[tuple[str, str]] = set()
+    for r in results:
+        kept: list[Finding] = []
+        for f in r.findings:
+            rule = get(f.rule)
+            if rule is not None and rule.run_wide:
+                if (f.rule, f.message) in seen:
+                    continue
+                seen.add((f.rule, f.message))
+            kept.append(f)
+        r.findings = kept

@@ -1,0 +1,108 @@
+"""The two value types every stage shares: a source location and the typed unknown.
+
+A value the validator cannot know statically (a variable from the environment, a
+command's output, arithmetic on such a value) is an `Unknown`: it keeps the
+script's own text for it when there is one (`${WORK_DIR}`, `$(date +%s)`) and
+a label that says what it is. It is never replaced by a made-up stand-in: every
+stage either handles it as unknown or shows what the script wrote.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Loc:
+    path: str
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.col}"
+
+
+@dataclass(frozen=True, slots=True)
+class Unknown:
+    """A piece of text the evaluator cannot know.
+
+    `source` is the script's exact text for it (None when the script has no such
+    text, e.g. input read at run time); `label` says what it is."""
+
+    source: str | None
+    label: str
+
+    def __str__(self) -> str:
+        return self.source if self.source is not None else f"<{self.label}>"
+
+
+def is_unknown(value) -> bool:
+    return isinstance(value, Unknown)
+
+
+# A profile's switch may be set to a value nobody can know: the evaluator then
+# forks at each test of it and records what it assumed (an Assumption).
+FROM_ENVIRONMENT = "from-environment"
+
+
+@dataclass(frozen=True, slots=True)
+class Assumption:
+    """What the evaluator assumed on one path about a value it could not know.
+
+    `subject` is a variable name or, for a condition on something else, the
+    condition's text; `relation` is "=", "not in", "true" or "false"."""
+
+    subject: str
+    relation: str
+    values: tuple = ()
+
+    def __str__(self) -> str:
+        if self.relation == "=":
+            return f"{self.subject}={self.values[0]}"
+        if self.relation == "not in":
+            if len(self.values) == 1:
+                return f"{self.subject}!={self.values[0]}"
+            return f"{self.subject} not in {{{', '.join(self.values)}}}"
+        if self.relation == "other":
+            return f"{self.subject}: none of the tested values"
+        return f"[{self.subject}] is {self.relation}"
+
+    def as_json(self) -> dict:
+        return {"subject": self.subject, "relation": self.relation, "values": list(self.values)}
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """One environment a script was evaluated in: the switches' values (None: unset)
+    and the assumptions the evaluator made on the way."""
+
+    env: tuple = ()  # ((name, value or None), ...) in the switches' order
+    assumptions: tuple = ()  # (Assumption, ...)
+
+    @staticmethod
+    def of(env: dict, assumptions=()) -> Profile:
+        return Profile(tuple((k, v) for k, v in env.items() if v != FROM_ENVIRONMENT), tuple(assumptions))
+
+    def value(self, name: str) -> str | None:
+        """The switch's value in this profile: set by the profile or assumed equal to a literal."""
+        for k, v in self.env:
+            if k == name:
+                return v
+        for a in self.assumptions:
+            if a.subject == name and a.relation == "=":
+                return a.values[0]
+        return None
+
+    def describe(self) -> str:
+        parts = [f"{k}={v}" if v is not None else f"{k} unset" for k, v in self.env]
+        parts += [str(a) for a in self.assumptions]
+        return " ".join(parts) if parts else "default"
+
+    def as_json(self) -> dict:
+        return {"env": dict(self.env), "assumptions": [a.as_json() for a in self.assumptions]}
+
+    def sort_key(self):
+        return (
+            tuple((k, "" if v is None else v) for k, v in self.env),
+            tuple((a.subject, a.relation, a.values) for a in self.assumptions),
+        )
