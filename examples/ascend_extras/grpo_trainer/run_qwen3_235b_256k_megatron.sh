@@ -39,7 +39,7 @@
 #   MAX_TOKEN_LEN_PER_GPU is that per-rank budget (verl multiplies it by CP
 #   when dynamic batch size is on); it only matters if you turn that on.
 #
-# Tested parallelism (verl's run)
+# Parallelism (as in verl's script)
 #   actor / ref: TP=2 PP=16 (first and last stage 5 layers) CP=8 EP=16 ETP=1
 #   rollout:     TP=4, data parallel 32, expert parallel 128 (= TP x DP)
 #
