@@ -59,9 +59,11 @@
 #   Adam states, experts not sharded over data parallel at EP=8): see
 #   tests/test_reference_suite.py for the estimate.
 #
-# Tested parallelism (verl's runs)
-#   GPU: 1 node x 8,  TP=2 PP=1 CP=1 EP=8 ETP=1, rollout TP=8
-#   NPU: 1 node x 16, TP=2 PP=2 CP=1 EP=8 ETP=1, rollout TP=8
+# Parallelism
+#   Tested by verl (its header): GPU, 1 node x 8, TP=2 PP=1 CP=1 EP=8 ETP=1,
+#     rollout TP=8.
+#   NPU: verl's defaults for the npu arm, no run reported: 1 node x 16,
+#     TP=2 PP=2 CP=1 EP=8 ETP=1, rollout TP=8.
 #
 # Differences from verl's script (1dda039b9), each on purpose
 #   * no megatron.grad_offload: verl 0.9.1 has no such key (Hydra would
