@@ -74,7 +74,6 @@
 #   * knob names follow this project (MODEL_PATH, ROLLOUT_TP, SAVE_PATH, ...;
 #     verl's: HF_MODEL_PATH, GEN_TP, save_path, ...); MODEL_PATH defaults to
 #     ~/models/<name>.
-#   * an unknown DEVICE stops the script in the first case block.
 #
 # Usage
 #   bash examples/grpo_trainer/run_qwen3_5_122b_a10b_megatron.sh [HYDRA_OVERRIDE ...]

@@ -80,7 +80,6 @@
 #     py_executable stays at verl's default (null).
 #   * knob names follow this project (MODEL_PATH, ROLLOUT_TP, ...; verl's:
 #     HF_MODEL_PATH, GEN_TP, ...); MODEL_PATH defaults to ~/models/<name>.
-#   * an unknown DEVICE stops the script before any array is built.
 #
 # Usage
 #   bash examples/grpo_trainer/run_qwen3_5_35b_megatron.sh [HYDRA_OVERRIDE ...]
