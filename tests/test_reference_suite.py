@@ -97,7 +97,7 @@ MEGATRON_DEFAULTS = {
 # --------------------------------------------------------------------------
 # What the validator sees
 # --------------------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def validator_launches(paths: tuple[str, ...]) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
     """(script, profile, overrides) for every launch of every profile, from the validator's JSON."""
     proc = subprocess.run(
@@ -207,7 +207,7 @@ def _role(cfg: dict, role: str) -> Role:
     )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def models() -> dict:
     with open(MODELS_YAML, encoding="utf-8") as fh:
         return yaml.safe_load(fh)["models"]
@@ -226,7 +226,9 @@ def layout(env: str, overrides) -> Layout:
     profile = dict(kv.split("=", 1) for kv in env.split(",") if "=" in kv)
     device = profile.get("DEVICE") or ("npu" if cfg.get("trainer.device") == "npu" else "gpu")
     opt = "actor_rollout_ref.actor.optim.override_optimizer_config."
-    cpu_fraction = float(cfg.get(opt + "optimizer_offload_fraction", 1.0)) if cfg.get(opt + "optimizer_cpu_offload") else 0.0
+    cpu_fraction = (
+        float(cfg.get(opt + "optimizer_offload_fraction", 1.0)) if cfg.get(opt + "optimizer_cpu_offload") else 0.0
+    )
     return Layout(
         model=model_for(str(cfg["actor_rollout_ref.model.path"])),
         device=device,
@@ -282,7 +284,11 @@ def problems(lay: Layout) -> list[tuple[str, str]]:
     for name, role in (("actor", lay.actor), ("ref", lay.ref)):
         if stage_layers(shape["layers"], role.pp, role.first, role.last) is None:
             out.append(
-                ("pipeline", f"{name}: {shape['layers']} layers do not split over PP={role.pp} (first={role.first}, last={role.last})")
+                (
+                    "pipeline",
+                    f"{name}: {shape['layers']} layers do not split over PP={role.pp}"
+                    f" (first={role.first}, last={role.last})",
+                )
             )
         for field in ("attention_heads", "query_groups", "gdn_qk_heads", "gdn_v_heads"):
             if shape.get(field) and shape[field] % role.tp:
@@ -364,6 +370,11 @@ def test_models_yaml_covers_every_reference_model_with_sources():
             assert isinstance(entry[field], int) and entry[field] > 0, (name, field)
         assert 0 < entry["active_params_b"] < entry["total_params_b"], name
         assert entry["source"], name
+    # shipped as package data, where a validator check can read it
+    from importlib.resources import files
+
+    with open(MODELS_YAML, encoding="utf-8") as fh:
+        assert files("verl_preflight.data").joinpath("models.yaml").read_text(encoding="utf-8") == fh.read()
 
 
 def _launch(script_suffix: str, **env):
@@ -403,7 +414,9 @@ def test_a_ref_key_replaces_the_inherited_transformer_config():
     ]
     inherited = layout("default", base + actor)
     assert (inherited.ref.pp, inherited.ref.first, inherited.ref.last) == (16, 5, 5)
-    replaced = layout("default", base + actor + ["++actor_rollout_ref.ref.megatron.override_transformer_config.use_flash_attn=True"])
+    replaced = layout(
+        "default", base + actor + ["++actor_rollout_ref.ref.megatron.override_transformer_config.use_flash_attn=True"]
+    )
     assert (replaced.ref.first, replaced.ref.last) == (None, None)
     pipeline = [m for c, m in problems(replaced) if c == "pipeline"]
     assert len(pipeline) == 1 and pipeline[0].startswith("ref:")
