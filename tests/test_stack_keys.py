@@ -332,6 +332,9 @@ def test_every_verl_target_in_the_config_tree_resolves(installed):
     assert len(targets) > 40
     unresolved = sorted(t for t in targets if installed.fields(t) is None)
     assert unresolved == []
+    # reward.py leaves RewardManagerConfig out of __all__: the YAML names its module
+    assert "verl.workers.config.reward.RewardManagerConfig" in targets
+    assert installed.resolve("verl.workers.config.RewardManagerConfig") is None
 
 
 @needs_verl
@@ -364,7 +367,9 @@ def test_verl_extraction_on_a_small_tree(tmp_path):
     (root / "base_config.py").write_text(
         "from dataclasses import dataclass\n@dataclass\nclass BaseConfig:\n    _target_: str = ''\n"
     )
-    (root / "workers" / "config" / "__init__.py").write_text("from .a import *\nAliasConfig = AConfig\n")
+    (root / "workers" / "config" / "__init__.py").write_text(
+        "from . import a\nfrom .a import *\nAliasConfig = AConfig\n__all__ = a.__all__ + ['AliasConfig']\n"
+    )
     (root / "workers" / "config" / "consts.py").write_text("MODES = ('x', 'y', 'z')\n")
     (root / "workers" / "config" / "a.py").write_text(
         textwrap.dedent(
@@ -375,6 +380,12 @@ def test_verl_extraction_on_a_small_tree(tmp_path):
             from verl.base_config import BaseConfig
             from verl.utils.gone import GoneBase
             from .consts import MODES
+
+            __all__ = ["Inner", "AConfig", "BConfig", "CConfig", "Orphan"]
+
+            @dataclass
+            class Hidden(BaseConfig):
+                h: int = 0
 
             @dataclass
             class Inner(BaseConfig):
@@ -426,6 +437,9 @@ def test_verl_extraction_on_a_small_tree(tmp_path):
     target = "verl.workers.config.AConfig"
     assert reg.resolve(target).qualname == "verl.workers.config.a.AConfig"
     assert reg.resolve("verl.workers.config.AliasConfig").qualname == "verl.workers.config.a.AConfig"
+    # a star import binds only what __all__ lists
+    assert reg.resolve("verl.workers.config.Hidden") is None
+    assert reg.fields("verl.workers.config.a.Hidden") == {"_target_", "h"}
     assert "_target_" in reg.fields(target) and "names" in reg.fields(target)
     assert reg.dict_fields(target) == {"extra", "free", "conf", "teachers"}
     assert reg.field_kind(target, "maybe_inner") == "dataclass"

@@ -67,7 +67,7 @@ class EnumCheck:
     line: int
 
 
-@dataclass
+@dataclass(eq=False)
 class ClassInfo:
     """A class read from the verl tree."""
 
@@ -184,8 +184,12 @@ class Registry:
             target, attr = mod.imports[name]
             if attr is None:
                 return (target, "", ast.Constant(None)) if self._module(target) else None
+            if self._module(f"{target}.{attr}") is not None:  # `from . import actor`: a submodule
+                return f"{target}.{attr}", "", ast.Constant(None)
             return self._lookup(target, attr, seen)
         for star in mod.star:
+            if not self._exports(star, name):
+                continue
             found = self._lookup(star, name, seen)
             if found is not None:
                 return found
@@ -193,6 +197,35 @@ class Registry:
         if self._module(submodule) is not None:
             return submodule, "", ast.Constant(None)
         return None
+
+    def _exports(self, module: str, name: str) -> bool:
+        """Whether `from module import *` binds `name`: listed in a readable `__all__`,
+        else any name without a leading underscore."""
+        names = self._all(module, set())
+        return name in names if names is not None else not name.startswith("_")
+
+    def _all(self, module: str, seen: set) -> set[str] | None:
+        """The module's `__all__` when it is built from literals, `+` and other modules'
+        `__all__`; None when there is none or it cannot be read."""
+        mod = self._module(module)
+        if mod is None or module in seen or "__all__" not in mod.assigns:
+            return None
+        seen.add(module)
+
+        def value(node: ast.expr) -> set[str] | None:
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+                left, right = value(node.left), value(node.right)
+                return None if left is None or right is None else left | right
+            if isinstance(node, ast.List | ast.Tuple | ast.Set):
+                items = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+                return set(items) if len(items) == len(node.elts) else None
+            if isinstance(node, ast.Attribute) and node.attr == "__all__":
+                ref = dotted(node.value)
+                found = self._resolve_dotted(module, ref) if ref else None
+                return self._all(found[0], seen) if found and found[1] == "" else None
+            return None
+
+        return value(mod.assigns["__all__"])
 
     def _resolve_dotted(self, module: str, ref: str, seen: set | None = None):
         """Resolve `a.b.C` written in `module` (the first part is a local name)."""
