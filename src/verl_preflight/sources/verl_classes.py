@@ -389,7 +389,8 @@ class Registry:
         return frozenset(n for n in types if self.field_kind(target, n) in ("dict", "any"))
 
     def enum_checks(self, target: str) -> list[EnumCheck] | None:
-        """Every value check that runs when the dataclass is built, bases included."""
+        """The value checks `__post_init__` makes when the dataclass is built, bases included;
+        conditional ones too (see EnumCheck.condition). None when the target is unknown."""
         info = self.resolve(target)
         if info is None:
             return None
