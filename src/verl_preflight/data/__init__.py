@@ -1,0 +1,1 @@
+"""Data files shipped with the package (read with importlib.resources)."""

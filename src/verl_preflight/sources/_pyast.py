@@ -1,0 +1,80 @@
+"""Small `ast` helpers shared by the extractors: parse a file once, read dataclass fields.
+
+Nothing here imports the code it reads.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import lru_cache
+
+
+@lru_cache(maxsize=512)
+def parse_file(path: str) -> ast.Module | None:
+    """The module's syntax tree, or None when the file is missing or does not parse."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return ast.parse(fh.read(), filename=path)
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
+def dotted(node: ast.expr) -> str | None:
+    """`a.b.c` for a Name/Attribute chain, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def is_dataclass_class(node: ast.ClassDef) -> bool:
+    """Decorated with `@dataclass`, `@dataclass(...)` or `@dataclasses.dataclass(...)`."""
+    for deco in node.decorator_list:
+        target = deco.func if isinstance(deco, ast.Call) else deco
+        name = dotted(target)
+        if name and name.rsplit(".", 1)[-1] == "dataclass":
+            return True
+    return False
+
+
+def _is_classvar(annotation: ast.expr) -> bool:
+    target = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+    name = dotted(target)
+    return bool(name) and name.rsplit(".", 1)[-1] == "ClassVar"
+
+
+def _init_false(value: ast.expr | None) -> bool:
+    """`field(..., init=False)`: the field exists but the constructor does not take it."""
+    if not isinstance(value, ast.Call):
+        return False
+    name = dotted(value.func)
+    if not name or name.rsplit(".", 1)[-1] != "field":
+        return False
+    return any(
+        kw.arg == "init" and isinstance(kw.value, ast.Constant) and kw.value.value is False for kw in value.keywords
+    )
+
+
+def own_fields(node: ast.ClassDef) -> dict[str, str]:
+    """{field: annotation text} for the fields a dataclass body declares itself.
+
+    ClassVar annotations are not fields; `field(init=False)` entries are left
+    out because the constructor (and so a config override) cannot set them.
+    """
+    out: dict[str, str] = {}
+    for stmt in node.body:
+        if not isinstance(stmt, ast.AnnAssign) or not isinstance(stmt.target, ast.Name):
+            continue
+        if _is_classvar(stmt.annotation) or _init_false(stmt.value):
+            continue
+        out[stmt.target.id] = ast.unparse(stmt.annotation)
+    return out
+
+
+def base_names(node: ast.ClassDef) -> list[str]:
+    """The class's bases as dotted names (bases that are not names are skipped)."""
+    return [name for name in (dotted(b) for b in node.bases) if name]
