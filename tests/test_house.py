@@ -1,0 +1,139 @@
+"""The house rules of the code base: one registry of rules, one typed unknown, -j-independent output.
+
+- every id the code can emit is a registered rule class (shell notes, Hydra problems, policy rules);
+- no internal placeholder ever reaches a message, an env, the JSON or render, on any fixture,
+  example or corpus script in any profile;
+- the output does not depend on -j (info notes included).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from conftest import FIXTURES, ROOT, SHARED
+
+from verl_preflight.rules import Rule, all_rules, registry
+from verl_preflight.shell.notes import NoteKind
+
+SRC = os.path.join(ROOT, "src", "verl_preflight")
+# Strings that only an implementation could invent: they must never be shown as the script's.
+PLACEHOLDERS = ("<other>", "<unset>", "unknown0", "__current__")
+
+
+def test_every_shell_note_kind_is_a_registered_bash_rule():
+    for kind in NoteKind:
+        rule = registry().get(kind.value)
+        assert rule is not None and rule.stage == "bash", kind
+
+
+def test_every_hydra_problem_id_is_registered():
+    """checks/config.py names rules by id in its Problems; each must be a Hydra rule class."""
+    with open(os.path.join(SRC, "checks", "config.py"), encoding="utf-8") as fh:
+        tree = ast.parse(fh.read())
+    ids = {
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and re.fullmatch(r"(override|config)-[a-z-]+", node.value)
+    }
+    assert ids >= {"override-syntax", "override-sweep", "override-missing-key", "config-group"}
+    for rid in ids:
+        assert rid in registry() and registry()[rid].stage == "hydra", rid
+
+
+def test_no_finding_is_built_outside_a_rule():
+    """Findings are made by rule classes (Rule.emit / Rule.finding), never by hand with an id."""
+    offenders = []
+    for dirpath, _, files in os.walk(SRC):
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            path = os.path.join(dirpath, name)
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+            for m in re.finditer(r"Finding(?:\.at)?\(\s*[^)]*?\"([a-z]+(?:-[a-z]+)+)\"", text):
+                offenders.append((os.path.relpath(path, SRC), m.group(1)))
+    assert offenders == []
+
+
+def test_rule_classes_are_complete_and_unique():
+    ids = [r.id for r in all_rules()]
+    assert len(ids) == len(set(ids))
+    for r in all_rules():
+        assert issubclass(r, Rule)
+        assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", r.id), r.id
+        assert r.severity in ("error", "warning", "info") and r.stage in ("bash", "hydra", "policy", "tool")
+        assert r.summary and r.why and r.bad.strip() and r.good.strip(), r.id
+        module = r.__module__.rsplit(".", 1)[-1]
+        assert module == r.id.replace("-", "_"), f"{r.id} lives in {r.__module__}"
+        if r.stage == "policy":
+            assert r.scope in ("launch", "script"), r.id
+
+
+def _scripts():
+    tops = [os.path.join(ROOT, "examples"), FIXTURES]
+    corpus = os.path.join(SHARED, "corpus")
+    if os.path.isdir(corpus):
+        tops.append(corpus)
+    out = []
+    for top in tops:
+        for dirpath, _, files in os.walk(top):
+            out += [os.path.join(dirpath, n) for n in sorted(files) if n.endswith(".sh")]
+    return sorted(out)
+
+
+def _cli(*args):
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src"))
+    return subprocess.run(
+        [sys.executable, os.path.join(ROOT, "tools", "validate_scripts.py"), *args, "--no-cache"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+
+
+def test_no_placeholder_reaches_any_report():
+    scripts = _scripts()
+    assert len(scripts) > 40
+    out = _cli("--format", "json", "-j", "2", *scripts)
+    assert out.returncode in (0, 1), out.stderr
+    doc = json.loads(out.stdout)
+    leaks = [p for p in PLACEHOLDERS if p in out.stdout]
+    assert not leaks, [
+        (f["path"], f["line"], f["message"]) for f in doc["findings"] if any(p in json.dumps(f) for p in leaks)
+    ][:10]
+    text = _cli("--profile", "DEVICE=gpu", *scripts[:60])
+    assert not [p for p in PLACEHOLDERS if p in text.stdout]
+
+
+def test_render_shows_only_what_the_script_wrote(tmp_path):
+    script = tmp_path / "run.sh"
+    script.write_text(
+        "#!/usr/bin/env bash\nread -r LR\nTP=$(( N * 2 ))\n"
+        'python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.optim.lr="$LR" '
+        'actor_rollout_ref.actor.megatron.tensor_model_parallel_size=$TP hydra.job.chdir=$CHDIR "$@"\n'
+    )
+    out = _cli("render", str(script))
+    assert out.returncode == 0, out.stderr
+    assert "'<input read at run time>'" in out.stdout
+    assert '"$(( N * 2 ))"' in out.stdout and '"${CHDIR}"' in out.stdout
+    checked = _cli("--format", "json", str(script))
+    doc = json.loads(checked.stdout)
+    # an unknown value is never type-checked by Hydra as if a stand-in were real
+    assert [f for f in doc["findings"] if f["rule"] == "override-error"] == []
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_output_does_not_depend_on_jobs(jobs, tmp_path):
+    scripts = _scripts()[:24]
+    reference = _cli("--format", "json", "-j", "1", *scripts).stdout
+    assert json.loads(reference)["scripts"]
+    assert _cli("--format", "json", "-j", jobs, *scripts).stdout == reference
