@@ -137,3 +137,35 @@ def test_output_does_not_depend_on_jobs(jobs, tmp_path):
     reference = _cli("--format", "json", "-j", "1", *scripts).stdout
     assert json.loads(reference)["scripts"]
     assert _cli("--format", "json", "-j", jobs, *scripts).stdout == reference
+
+
+def test_add_rule_scaffolds_one_module_and_two_fixtures(tmp_path):
+    """tools/add_rule.py writes a module the registry finds and two fixtures; nothing else."""
+    import shutil
+
+    copy = tmp_path / "repo"
+    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".venv", ".git", "__pycache__", "*.egg-info"))
+    before = {str(p.relative_to(copy)) for p in copy.rglob("*") if p.is_file()}
+    run = subprocess.run(
+        [sys.executable, str(copy / "tools" / "add_rule.py"), "policy", "demo-rule", "--severity", "warning"],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    after = {str(p.relative_to(copy)) for p in copy.rglob("*") if p.is_file()}
+    assert after - before == {
+        "src/verl_preflight/rules/policy/demo_rule.py",
+        "tests/fixtures/rules/demo-rule/bad.sh",
+        "tests/fixtures/rules/demo-rule/good.sh",
+    }
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from verl_preflight.rules import get; r = get('demo-rule'); print(r.severity, r.scope)",
+        ],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(copy / "src")),
+    )
+    assert probe.stdout.split() == ["warning", "launch"], probe.stderr

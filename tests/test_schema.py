@@ -7,9 +7,9 @@ import os
 import pytest
 from conftest import ROOT
 
-from verl_preflight.rules.schema import DEFAULT_SCHEMA, SchemaError, load_schema
 from verl_preflight.cli import main
 from verl_preflight.rules import registry
+from verl_preflight.rules.schema import DEFAULT_SCHEMA, SchemaError, load_schema
 
 Q35 = os.path.join(ROOT, "examples", "grpo_trainer", "run_qwen3_5_35b_megatron.sh")
 
