@@ -1,4 +1,4 @@
-"""TransformerConfig fields come from the installed megatron-core source, read with ast."""
+"""TransformerConfig fields come from megatron-core's source, read with ast (installed, or shipped data)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 
 from conftest import ROOT
 
-from verl_preflight.rules.policy.transformer_config_key import megatron_fields
+from verl_preflight.sources import transformer_config_fields as megatron_fields
 
 
 def test_fields_are_read_from_megatron_core_without_torch():
@@ -28,7 +28,7 @@ def test_fields_are_read_from_megatron_core_without_torch():
 def test_reading_fields_imports_neither_torch_nor_megatron():
     code = (
         f"import sys; sys.path.insert(0, {os.path.join(ROOT, 'src')!r});"
-        "from verl_preflight.rules.policy.transformer_config_key import megatron_fields;"
+        "from verl_preflight.sources import transformer_config_fields as megatron_fields;"
         "assert megatron_fields();"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'megatron')))"
     )
@@ -37,12 +37,12 @@ def test_reading_fields_imports_neither_torch_nor_megatron():
     assert proc.stdout.strip() == "[]"
 
 
-def test_without_megatron_core_the_rule_says_it_is_skipped_once(tmp_path):
+def test_without_megatron_core_installed_keys_are_still_checked(tmp_path):
+    """The hook's environment has no megatron-core: the shipped key data still catches a typo."""
     script = tmp_path / "s.sh"
     script.write_text(
-        "#!/usr/bin/env bash\nA=(+actor_rollout_ref.actor.megatron.override_transformer_config.x=1)\n"
-        'python3 -m verl.trainer.main_ppo model_engine=megatron "${A[@]}" '
-        'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 data.train_batch_size=512 "$@"\n'
+        "#!/usr/bin/env bash\n"
+        "A=(+actor_rollout_ref.actor.megatron.override_transformer_config.recompute_granularty=full)\n"
         'python3 -m verl.trainer.main_ppo model_engine=megatron "${A[@]}" '
         'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 data.train_batch_size=512 "$@"\n'
     )
@@ -53,5 +53,6 @@ def test_without_megatron_core_the_rule_says_it_is_skipped_once(tmp_path):
         f"from verl_preflight.cli import main; sys.exit(main(['--no-cache', {str(script)!r}]))"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert proc.stdout.count("megatron-core is not installed") == 1, proc.stdout
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "recompute_granularty" in proc.stdout and "megatron-core 0.16.1 (default)" in proc.stdout
     assert "torch" not in proc.stderr

@@ -41,6 +41,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="KEY=VAL[,KEY=VAL...]",
         help="check only this environment (repeatable); others are unset",
     )
+    p.add_argument(
+        "--stack",
+        action="append",
+        metavar="PKG=VERSION",
+        help="the stack the launches will meet, e.g. megatron-core=0.18.0, mindspeed=core_r0.18.0 "
+        "(repeatable; PKG: verl, megatron-core, megatron-bridge, mbridge, mindspeed)",
+    )
     p.add_argument("--max-profiles", type=int, default=64)
     p.add_argument("--max-bytes", type=int, default=5 * 1024 * 1024)
     p.add_argument(
@@ -84,6 +91,29 @@ def parse_profiles(values) -> list[dict] | None:
                 raise UsageError(f"--profile {value!r}: expected KEY=VAL[,KEY=VAL...]")
             env[key] = val
         out.append(env)
+    return out
+
+
+def parse_stack(values, settings=None) -> dict:
+    """--stack PKG=VERSION (repeatable) over [tool.validate-scripts] stack = {PKG = VERSION}."""
+    from .stack import PACKAGES
+
+    out: dict[str, str] = {}
+    if settings is not None:
+        if not isinstance(settings, dict) or not all(isinstance(v, str) for v in settings.values()):
+            raise UsageError("[tool.validate-scripts] stack: a table of package = version")
+        items = [(k, v, "[tool.validate-scripts] stack") for k, v in settings.items()]
+    else:
+        items = []
+    for value in values or []:
+        key, eq, version = value.partition("=")
+        if not eq or not version:
+            raise UsageError(f"--stack {value!r}: expected PKG=VERSION")
+        items.append((key.strip(), version.strip(), "--stack"))
+    for key, version, where in items:
+        if key not in PACKAGES:
+            raise UsageError(f"{where} {key!r}: unknown package; one of {', '.join(PACKAGES)}")
+        out[key] = version
     return out
 
 
@@ -140,6 +170,7 @@ def _setup(args):
         current=current,
         max_bytes=args.max_bytes,
         schema=_schema(getattr(args, "schema", None)),
+        stack=parse_stack(getattr(args, "stack", None), getattr(args, "settings", {}).get("stack")),
     )
     return files, source, cache, opts
 

@@ -19,3 +19,29 @@ def current_env(dims) -> dict:
                 npu = False
             env["DEVICE"] = "npu" if npu else "gpu"
     return env
+
+
+_DISTRIBUTIONS = {
+    "megatron-core": "megatron-core",
+    "megatron-bridge": "megatron-bridge",
+    "mbridge": "mbridge",
+    "mindspeed": "mindspeed",
+}
+
+
+def installed_stack() -> dict:
+    """{package: version} of the stack packages installed here (read from their metadata)."""
+    from importlib import metadata
+
+    from .sources import installed_megatron_version
+
+    out = {}
+    for package, dist in _DISTRIBUTIONS.items():
+        try:
+            out[package] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    core = installed_megatron_version()
+    if core:
+        out["megatron-core"] = core
+    return out

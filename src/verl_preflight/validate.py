@@ -14,7 +14,7 @@ from .checks import suppressions
 from .checks.config import check_launch, config_name_of
 from .findings import Finding, merge_findings
 from .launches import LaunchSpec, launch_of, read_launch
-from .machine import current_env
+from .machine import current_env, installed_stack
 from .rules import get as rule_class
 from .rules import run_launch_rules, run_script_rules
 from .rules.tool.file_too_large import FileTooLarge
@@ -24,6 +24,7 @@ from .shell import profiles as prof
 from .shell.evaluate import Budget, evaluate
 from .shell.parse import parse_script, syntax_notes
 from .source import DEFAULT_MAX_BYTES, ReadError, TooLarge, read_script, reader
+from .stack import Stack, find_upwards, header_components, requirement_refs, resolve_stack
 from .values import Loc, Profile
 from .verl_config import ConfigCache
 
@@ -39,6 +40,7 @@ class Options:
     ambient: dict | None = None  # tests: the complete environment
     schema: object = None  # rules.schema.Schema; None: no policy rules
     current: bool = False  # --profile current: this machine's environment
+    stack: dict = field(default_factory=dict)  # --stack PKG=VERSION and [tool.validate-scripts] stack
 
 
 @dataclass
@@ -94,6 +96,7 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
         if total > len(envs):
             message = f"{total} profiles, only the first {len(envs)} were checked (--max-profiles)"
             findings.append(ProfilesCapped.emit(Loc(path, 1, 1), message))
+    stack_inputs = _StackInputs(path, data, opts)
     all_launches = []
     parsed: dict = {}
     for env in envs:
@@ -117,6 +120,7 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
                 if opts.schema is not None:
                     view = build_view(spec, config_name, profile, cache)
                     if view is not None:
+                        view.stack = stack_inputs.stack_of(view)
                         found = run_launch_rules(opts.schema, view, opts)
                         findings.extend(f.in_profile(profile) for f in found)
             result.profiles.append(ProfileResult(profile, outcome.status, launches))
@@ -126,3 +130,40 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
     sources.update({p: s.source.decode("utf-8", "replace") for p, s in parsed.items()})
     result.findings = merge_findings(suppressions.apply(findings, sources))
     return result
+
+
+_TRUE = ("true", "1", "yes", "on")
+
+
+class _StackInputs:
+    """What the stack of a launch is resolved from, read once per script."""
+
+    def __init__(self, path: str, data: bytes, opts: Options):
+        self.opts = opts
+        self.header = header_components(data.decode("utf-8", "replace"))
+        self._path = path
+        self._requirements = None
+        self._installed = installed_stack() if opts.current else None
+
+    def requirements(self) -> dict:
+        if self._requirements is None:
+            found = find_upwards(os.path.dirname(self._path) or ".", "requirements-ascend.txt")
+            self._requirements = {}
+            if found:
+                with open(found, encoding="utf-8", errors="replace") as fh:
+                    self._requirements = requirement_refs(fh.read())
+        return self._requirements
+
+    def stack_of(self, view) -> Stack:
+        npu = view.profile("DEVICE") == "npu" or view.value("trainer.device") == "npu"
+        bridge_switch = str(view.profile("USE_MINDSPEED_BRIDGE") or "").lower() in _TRUE
+        return resolve_stack(
+            engine=view.engine,
+            device="npu" if npu else "gpu",
+            mindspeed_bridge=npu and bridge_switch,
+            vanilla_mbridge=view.value("actor_rollout_ref.actor.megatron.vanilla_mbridge") is True,
+            pinned=self.opts.stack,
+            installed=self._installed,
+            header=self.header,
+            requirements=self.requirements() if npu and bridge_switch else None,
+        )

@@ -43,6 +43,7 @@ class LaunchView:
         self.spec = spec
         self.config_name = config_name
         self.profile_of = profile  # values.Profile
+        self.stack = None  # stack.Stack, set by the pipeline
         self.settings = settings
         self.tree = tree or {}
         self.last: dict[str, Setting] = {}

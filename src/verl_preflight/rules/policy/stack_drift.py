@@ -5,21 +5,8 @@ from __future__ import annotations
 import os
 
 from ...findings import Finding
-from ...stack import drift, header_components, requirement_refs
+from ...stack import drift, find_upwards, header_components, requirement_refs
 from .. import Rule
-
-
-def _find_upwards(start: str, name: str) -> str | None:
-    cur = os.path.abspath(start)
-    for _ in range(32):
-        candidate = os.path.join(cur, name)
-        if os.path.isfile(candidate):
-            return candidate
-        parent = os.path.dirname(cur)
-        if parent == cur or os.path.isdir(os.path.join(cur, ".git")):
-            return None
-        cur = parent
-    return None
 
 
 class StackDrift(Rule):
@@ -38,7 +25,7 @@ class StackDrift(Rule):
         header = header_components(script.source.decode("utf-8", "replace"))
         if not header:
             return []
-        req = _find_upwards(
+        req = find_upwards(
             os.path.dirname(script.path) or ".", self.params.get("requirements", "requirements-ascend.txt")
         )
         if req is None:
