@@ -124,6 +124,25 @@ def entry_config_name(source: ConfigSource, module: str) -> tuple[str | None, st
     return None, None
 
 
+# verl's entry points that run verl/utils/config.py validate_config in the driver
+# (verl 0.9.1: trainer/main_ppo.py:177); used when the module's source is not at hand.
+VALIDATING_ENTRIES = frozenset({"verl.trainer.main_ppo"})
+
+
+def entry_calls(source: ConfigSource | None, module: str, function: str) -> bool | None:
+    """Whether a verl module's source calls `function`; None when its source is not at hand."""
+    if source is None or source.package_root is None or not re.fullmatch(r"verl(\.[A-Za-z_]\w*)+", module):
+        return None
+    rel = module.split(".")[1:]
+    for c in (os.path.join(source.package_root, *rel) + ".py", os.path.join(source.package_root, *rel, "__main__.py")):
+        try:
+            with open(c, encoding="utf-8") as fh:
+                return re.search(rf"\b{re.escape(function)}\(", fh.read()) is not None
+        except OSError:
+            continue
+    return None
+
+
 # ---- composition --------------------------------------------------------
 
 

@@ -202,6 +202,9 @@ REF=(
     actor_rollout_ref.ref.megatron.use_mbridge=True
     actor_rollout_ref.ref.megatron.use_dist_checkpointing=True
     actor_rollout_ref.ref.megatron.dist_checkpointing_path="${MCORE_MODEL_PATH}"
+    # The ref's own keys replace the dict it would inherit (as upstream): it runs forward only, so the
+    # actor's recompute keys do not matter there, and CP comes from ref.megatron.context_parallel_size.
+    # validate-scripts: disable=ref-transformer-config
     ++actor_rollout_ref.ref.megatron.override_transformer_config.use_flash_attn=True
     ++actor_rollout_ref.ref.megatron.override_transformer_config.sequence_parallel=True
     ++actor_rollout_ref.ref.megatron.override_transformer_config.num_layers_in_first_pipeline_stage="${FIRST_STAGE_LAYERS}"

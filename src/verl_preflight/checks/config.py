@@ -305,7 +305,8 @@ def config_name_of(spec, cache) -> str | None:
     from ..verl_config import entry_config_name
 
     if spec.config_name:
-        return spec.config_name
+        name = spec.config_name
+        return name[: -len(".yaml")] if name.endswith(".yaml") else name
     if cache is None:
         return None
     return entry_config_name(cache.source, spec.module)[1]
@@ -335,10 +336,9 @@ def check_launch(spec, config_name: str | None, cache) -> list:
     if spec.config_path not in OWN_CONFIG_PATHS:
         message = f"--config-path={spec.config_path} is not verl's own config tree; overrides are not checked"
         return [ConfigPath.emit(spec.config_path_loc or spec.loc, message)]
-    if not re.fullmatch(r"[\w./-]+", config_name) or not os.path.isfile(
-        os.path.join(cache.source.path, config_name + ".yaml")
-    ):
-        message = f"--config-name={config_name}: verl has no {config_name}.yaml in {cache.source.path}"
+    bare = config_name[: -len(".yaml")] if config_name.endswith(".yaml") else config_name  # Hydra accepts both
+    if not re.fullmatch(r"[\w./-]+", bare) or not os.path.isfile(os.path.join(cache.source.path, bare + ".yaml")):
+        message = f"--config-name={config_name}: verl has no {bare}.yaml in {cache.source.path}"
         return [ConfigName.emit(spec.config_name_loc or spec.loc, message)]
     texts, where, findings = [], [], []
     for o in spec.overrides:

@@ -46,7 +46,7 @@ class DataPolicy(Rule):
                 return False
         return True
 
-    def message(self, key: str, value) -> str:
+    def message(self, key: str, value, view=None) -> str:
         template = self.spec.get("message") or "{key}={value} breaks policy " + self.id
         return template.replace("{key}", key).replace("{value}", show(value))
 
@@ -78,7 +78,7 @@ class RequiredValue(DataPolicy):
             if setting is None and view.default(key) is not None and view.interpolated(key):
                 continue  # follows another key, which is checked in its own right
             if not same(value, wanted):
-                out.append(self.finding(view.where(key), self.message(key, value), key))
+                out.append(self.finding(view.where(key), self.message(key, value, view), key))
         return out
 
 
@@ -92,7 +92,7 @@ class AllowedOnlyWhen(DataPolicy):
         for key in self.spec["keys"]:
             setting = view.setting(key)
             if setting is not None:
-                out.append(self.finding(setting.loc, self.message(key, setting.shown_value), key))
+                out.append(self.finding(setting.loc, self.message(key, setting.shown_value, view), key))
         return out
 
 
@@ -113,7 +113,7 @@ class Requires(DataPolicy):
             return []
         if "value" not in need and got is not None:
             return []
-        return [self.finding(view.where(cond["key"]), self.message(need["key"], got), cond["key"])]
+        return [self.finding(view.where(cond["key"]), self.message(need["key"], got, view), cond["key"])]
 
 
 KINDS = {cls.kind: cls for cls in (RequiredValue, AllowedOnlyWhen, Requires)}

@@ -44,11 +44,21 @@ class LaunchView:
         self.config_name = config_name
         self.profile_of = profile  # values.Profile
         self.stack = None  # stack.Stack, set by the pipeline
+        self.source = None  # verl_config.ConfigSource of the composition
         self.settings = settings
         self.tree = tree or {}
         self.last: dict[str, Setting] = {}
         for s in settings:
             self.last[s.key] = s
+
+    def entry_calls(self, function: str) -> bool:
+        """Whether the launch's entry point calls `function` (verl's own source, else a table)."""
+        from ..verl_config import VALIDATING_ENTRIES, entry_calls
+
+        found = entry_calls(self.source, self.spec.module, function)
+        if found is None and function == "validate_config":
+            return self.spec.module in VALIDATING_ENTRIES
+        return bool(found)
 
     @property
     def loc(self):
@@ -180,4 +190,6 @@ def build_view(spec, config_name: str | None, profile, cache):
     snap = cache.snapshot(config_name, tuple(group_lines))
     if "tree" not in snap:
         return None
-    return LaunchView(spec, config_name, profile, settings, snap["tree"])
+    view = LaunchView(spec, config_name, profile, settings, snap["tree"])
+    view.source = cache.source
+    return view

@@ -1,6 +1,7 @@
 """Batch sizes verl checks at start-up, where they are static.
 
-Mirrors verl 0.9.1, only where dynamic batch size is off (as verl does):
+Mirrors verl 0.9.1, for entry points that run validate_config (main_ppo;
+read from the entry's source) and only where dynamic batch size is off (as verl does):
 - verl/workers/config/actor.py `ActorConfig.__post_init__`: exactly one of
   ppo_micro_batch_size and ppo_micro_batch_size_per_gpu is set;
 - `ActorConfig.validate`: train_batch_size >= ppo_mini_batch_size;
@@ -36,6 +37,8 @@ class BatchArithmetic(Rule):
     good = "data.train_batch_size=128 actor_rollout_ref.actor.ppo_mini_batch_size=64"
 
     def check_launch(self, view, ctx):
+        if not view.entry_calls("validate_config"):
+            return []  # e.g. main_generation_server never validates actor batches
         if view.value(f"{ACTOR}.use_dynamic_bsz") is not False:
             return []
         out = []

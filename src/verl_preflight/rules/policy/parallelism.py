@@ -1,11 +1,15 @@
-"""The parallel layout must fit the world, as Megatron-Core computes it.
+"""The parallel layout must fit the world, as Megatron-Core and verl's rollout compute it.
 
-Follows megatron/core/parallel_state.py `initialize_model_parallel`
-(megatron-core 0.16): `world_size % (TP * PP * CP) == 0`, and for experts
-`world_size % (ETP * EP * PP) == 0` with ETP defaulting to TP. The world is
-trainer.nnodes x trainer.n_gpus_per_node. The rollout's tensor parallel size
-must divide the world and fit in one node. The ref uses the actor's layout
-unless it sets its own (verl's `${oc.select:...}` defaults).
+Training: megatron/core/parallel_state.py `initialize_model_parallel` raises
+unless `world_size % (TP * PP * CP) == 0` and `world_size % (ETP * EP * PP) == 0`,
+with a null ETP meaning ETP = TP (verl passes None; Megatron then uses TP). The
+world is trainer.nnodes x trainer.n_gpus_per_node. The ref uses the actor's
+layout unless it sets its own (verl's `${oc.select:...}` defaults): a layout
+the ref inherits is reported once, on the actor's key.
+
+Rollout: a replica has TP x DP x PP devices and may span nodes; verl asserts
+that a replica larger than one node fills whole nodes
+(verl/workers/rollout/replica.py).
 """
 
 from __future__ import annotations
@@ -13,6 +17,9 @@ from __future__ import annotations
 from .. import Rule
 
 ROLES = ("actor_rollout_ref.actor.megatron", "actor_rollout_ref.ref.megatron")
+ROLLOUT = "actor_rollout_ref.rollout"
+LAYOUT = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size")
+EXPERT = ("expert_model_parallel_size", "expert_tensor_parallel_size")
 
 
 class Parallelism(Rule):
@@ -20,18 +27,21 @@ class Parallelism(Rule):
     severity = "error"
     stage = "policy"
     scope = "launch"
-    summary = "TP x PP x CP and ETP x EP x PP must divide the world; rollout TP must fit a node"
+    summary = "TP x PP x CP and ETP x EP x PP must divide the world; a rollout replica must fill whole nodes"
     why = (
         "Megatron-Core's parallel_state.initialize_model_parallel raises RuntimeError when world_size % (TP*PP*CP) "
-        "or world_size % (ETP*EP*PP) is not 0; this happens inside every training worker after the cluster is up."
+        "or world_size % (ETP*EP*PP) is not 0 (a null ETP is TP); this happens inside every training worker after "
+        "the cluster is up. verl's rollout replica asserts that its TP x DP x PP devices fill whole nodes when it "
+        "spans more than one."
     )
-    ground_truth = "megatron-core 0.16.1 megatron/core/parallel_state.py:786-795 (same in 0.18.0)"
+    ground_truth = (
+        "megatron-core 0.16.1 megatron/core/parallel_state.py:786-795 (same in 0.18.0); "
+        "verl 0.9.1 verl/workers/rollout/replica.py:107-116"
+    )
     bad = "trainer.nnodes=1 trainer.n_gpus_per_node=8 ...tensor_model_parallel_size=3"
     good = "trainer.nnodes=1 trainer.n_gpus_per_node=8 ...tensor_model_parallel_size=2"
 
     def check_launch(self, view, ctx):
-        if view.engine != "megatron":
-            return []
         nnodes = view.int_value("trainer.nnodes")
         per_node = view.int_value("trainer.n_gpus_per_node")
         if not nnodes or not per_node:
@@ -42,39 +52,50 @@ class Parallelism(Rule):
         def report(key, message):
             out.append(self.finding(view.where(key), message, key))
 
-        for role in ROLES:
-            tp, pp, cp = (
-                view.int_value(f"{role}.{k}")
-                for k in ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size")
-            )
-            ep = view.int_value(f"{role}.expert_model_parallel_size")
-            etp_set = view.int_value(f"{role}.expert_tensor_parallel_size")
-            etp = etp_set or tp
-            if None in (tp, pp, cp) or min(tp, pp, cp) < 1:
-                continue
-            if world % (tp * pp * cp):
-                report(
-                    f"{role}.tensor_model_parallel_size",
-                    f"{role.split('.')[-2]}: TP x PP x CP = {tp}x{pp}x{cp} = {tp * pp * cp} does not divide "
-                    f"the world of {world} devices ({nnodes} nodes x {per_node})",
-                )
-            # with EP=1 and ETP following TP this is the TP x PP check again: report it once
-            if ep and etp and (ep > 1 or etp_set) and world % (etp * ep * pp):
-                report(
-                    f"{role}.expert_model_parallel_size",
-                    f"{role.split('.')[-2]}: ETP x EP x PP = {etp}x{ep}x{pp} = {etp * ep * pp} does not divide "
-                    f"the world of {world} devices",
-                )
-        rollout_tp = view.int_value("actor_rollout_ref.rollout.tensor_model_parallel_size")
-        if rollout_tp and rollout_tp >= 1:
-            if world % rollout_tp:
-                report(
-                    "actor_rollout_ref.rollout.tensor_model_parallel_size",
-                    f"rollout tensor parallel size {rollout_tp} does not divide the world of {world} devices",
-                )
-            elif rollout_tp > per_node:
-                report(
-                    "actor_rollout_ref.rollout.tensor_model_parallel_size",
-                    f"rollout tensor parallel size {rollout_tp} does not fit in one node of {per_node} devices",
-                )
+        if view.engine == "megatron":
+            for role in ROLES:
+                if role != ROLES[0] and not any(view.setting(f"{role}.{k}") for k in LAYOUT + EXPERT):
+                    continue  # the ref inherits the actor's layout: reported on the actor's keys
+                self._training(view, role, world, nnodes, per_node, report)
+        self._rollout(view, per_node, report)
         return out
+
+    @staticmethod
+    def _training(view, role, world, nnodes, per_node, report) -> None:
+        tp, pp, cp = (view.int_value(f"{role}.{k}") for k in LAYOUT)
+        ep = view.int_value(f"{role}.expert_model_parallel_size")
+        etp_set = view.int_value(f"{role}.expert_tensor_parallel_size")
+        etp = etp_set or tp
+        if None in (tp, pp, cp) or min(tp, pp, cp) < 1:
+            return
+        name = role.split(".")[-2]
+        if world % (tp * pp * cp):
+            report(
+                f"{role}.tensor_model_parallel_size",
+                f"{name}: TP x PP x CP = {tp}x{pp}x{cp} = {tp * pp * cp} does not divide "
+                f"the world of {world} devices ({nnodes} nodes x {per_node})",
+            )
+        # with EP=1 and ETP following TP this is the TP x PP check again: report it once
+        if ep and etp and (ep > 1 or etp_set) and world % (etp * ep * pp):
+            shown = f"{etp}" if etp_set else f"{etp} (null: TP)"
+            report(
+                f"{role}.expert_model_parallel_size",
+                f"{name}: ETP x EP x PP = {shown}x{ep}x{pp} = {etp * ep * pp} does not divide "
+                f"the world of {world} devices",
+            )
+
+    @staticmethod
+    def _rollout(view, per_node, report) -> None:
+        tp = view.int_value(f"{ROLLOUT}.tensor_model_parallel_size")
+        dp = view.int_value(f"{ROLLOUT}.data_parallel_size") or 1
+        pp = view.int_value(f"{ROLLOUT}.pipeline_model_parallel_size") or 1
+        if not tp or min(tp, dp, pp) < 1:
+            return
+        replica = tp * dp * pp
+        on_one_node = min(per_node, replica)
+        if replica % on_one_node:
+            report(
+                f"{ROLLOUT}.tensor_model_parallel_size",
+                f"a rollout replica of TP x DP x PP = {tp}x{dp}x{pp} = {replica} devices spans nodes of "
+                f"{per_node} but does not fill whole nodes (verl asserts it)",
+            )

@@ -1,0 +1,107 @@
+"""A `+key` that adds a field the config's dataclass does not have passes Hydra and fails in verl.
+
+verl turns each config section with a `_target_` into its dataclass
+(`omega_conf_to_dataclass` -> `hydra.utils.instantiate`). The fields come from
+the verl tree the launch is checked against, read with `ast`
+(verl_preflight.sources.verl_dataclasses); dict-typed fields take any key.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from ...sources import find_verl_root, verl_dataclasses
+from .. import Rule
+
+
+def dataclass_registry(view):
+    """The config dataclasses of the verl tree the launch composes against; None without its source."""
+    source = view.source
+    if source is None:
+        return None
+    root = source.package_root or find_verl_root(source.path)
+    return verl_dataclasses(root) if root else None
+
+
+def owner_of(view, key: str):
+    """(target, relative parts): the deepest `_target_` node above `key` in the composed tree."""
+    parts = key.split(".")
+    node, target, depth = view.tree, None, 0
+    for i, part in enumerate(parts[:-1]):
+        if not isinstance(node, dict) or part not in node:
+            break
+        node = node[part]
+        if isinstance(node, dict) and isinstance(node.get("_target_"), str):
+            target, depth = node["_target_"], i + 1
+    return target, parts[depth:]
+
+
+def field_owner(registry, target: str, rel: list[str]):
+    """(class target, field, status): follow nested dataclass fields down `rel`.
+
+    status: "field" (rel names a field), "missing" (the class has no such field),
+    "open" (a dict-typed or unknown-typed field takes the rest), None (cannot tell)."""
+    while rel:
+        fields = registry.fields(target)
+        if fields is None or registry.missing_bases(target):
+            return target, rel[0], None
+        name = rel[0]
+        if name not in fields:
+            return target, name, "missing"
+        if len(rel) == 1:
+            return target, name, "field"
+        kind = registry.field_kind(target, name)
+        if kind == "dataclass":
+            nested = registry.nested_target(target, name)
+            if nested is None:
+                return target, name, None
+            target, rel = nested, rel[1:]
+            continue
+        return target, name, "open"
+    return target, None, None
+
+
+class ConfigField(Rule):
+    id = "config-field"
+    severity = "error"
+    stage = "policy"
+    scope = "launch"
+    summary = "a `+key` that adds a field the config's dataclass does not have"
+    why = (
+        "Hydra accepts `+key=value` anywhere, but verl turns each config section with a `_target_` into its "
+        "dataclass; a key the dataclass lacks makes that fail (TypeError: unexpected keyword argument), often "
+        "inside a Ray worker after the cluster is up. Dict-typed fields (override_transformer_config, "
+        "engine_kwargs, ...) take any key; a `+key` that adds a real field missing from the YAML is fine."
+    )
+    ground_truth = (
+        "verl 0.9.1 verl/utils/config.py omega_conf_to_dataclass (hydra.utils.instantiate of the section's "
+        "_target_); the fields of verl/workers/config/*.py, verl/trainer/config/*.py, verl/base_config.py"
+    )
+    bad = "+actor_rollout_ref.rollout.limit_imgs=4"
+    good = "+actor_rollout_ref.rollout.engine_kwargs.vllm.limit_mm_per_prompt=4"
+
+    def check_launch(self, view, ctx):
+        added = [s for s in view.settings if s.kind in ("add", "force_add")]
+        if not added:
+            return []
+        registry = dataclass_registry(view)
+        if registry is None:
+            return []
+        out = []
+        for s in added:
+            target, rel = owner_of(view, s.key)
+            if target is None or not rel:
+                continue
+            cls, name, status = field_owner(registry, target, rel)
+            if status != "missing":
+                continue
+            fields = sorted(registry.fields(cls) or ())
+            close = difflib.get_close_matches(name, fields, n=1, cutoff=0.75)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            version = view.source.verl_version or "this verl"
+            message = (
+                f"{cls.rsplit('.', 1)[-1]} (verl {version}) has no field '{name}': Hydra adds it, then verl fails "
+                f"building the config (TypeError: unexpected keyword argument){hint}"
+            )
+            out.append(self.finding(s.loc, message, s.key))
+        return out
