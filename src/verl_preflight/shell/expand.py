@@ -132,6 +132,9 @@ def decode_ansi_c(body: str) -> str:
     return "".join(out)
 
 
+_MAY_START_EARLY = frozenset(
+    {"simple_expansion", "expansion", "command_substitution", "arithmetic_expansion", "process_substitution"}
+)
 _NAME_PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]|[@*#?$!-]")
 
 
@@ -239,6 +242,17 @@ class WordExpander:
     # ---- chunks -------------------------------------------------------
     def chunks(self, node, st: State, quoted: bool) -> list:
         t = node.type
+        if t in _MAY_START_EARLY:
+            # tree-sitter-bash can start an expansion at the blanks before it
+            # ("${A:-1} $B", "${A:-1} ${B}"): that text belongs to the word, before it.
+            text = self.script.text(node)
+            lead = text[: len(text) - len(text.lstrip())]
+            if lead:
+                return [Chunk(lead, quoted, True, self.script.loc(node)), *self._chunks(node, st, quoted)]
+        return self._chunks(node, st, quoted)
+
+    def _chunks(self, node, st: State, quoted: bool) -> list:
+        t = node.type
         loc = self.script.loc(node)
         if t in LITERAL_TYPES:
             text = self.script.text(node)
@@ -329,9 +343,9 @@ class WordExpander:
     def _is_all_elements(self, node) -> bool:
         """`$@`, `${X[@]}` (and `${X[@]...}`): expansions that yield one field per element."""
         if node.type == "simple_expansion":
-            return self.script.text(node) == "$@"
+            return self.script.text(node).lstrip() == "$@"
         if node.type == "expansion":
-            text = self.script.text(node)
+            text = self.script.text(node).lstrip()
             if text == "${@}" or text.startswith("${@:") or text.startswith("${@/"):
                 return True
             for c in node.named_children:
@@ -369,7 +383,7 @@ class WordExpander:
         return [Chunk(p, quoted, False, value.loc or loc) for p in value.pieces]
 
     def _simple_expansion(self, node, st: State, quoted: bool, loc) -> list:
-        name = self.script.text(node)[1:]
+        name = self.script.text(node).lstrip()[1:]
         if name in ("@", "*"):
             return self._elements_chunks(list(st.positional), quoted, loc, name == "*")
         return self._value_chunks(self.param_scalar(name, st, loc), quoted, loc)
