@@ -879,7 +879,7 @@ class Interpreter(WordExpander):
         if keyword == "readonly" or "r" in flags:
             attrs["readonly"] = True
         local = keyword == "local" or (keyword in ("declare", "typeset") and st.locals_stack and "g" not in flags)
-        for group in word_groups(node.children[1:]):
+        for group in word_groups(node.children[1:], self.script.source):
             c = group[0]
             if c.type == "variable_assignment":
                 self.assign_node(c, st, local=local, attrs=attrs, extra=group[1:])
@@ -963,7 +963,7 @@ class Interpreter(WordExpander):
             else:
                 flat.append(c)
         assigns, words = [], []
-        for group in word_groups(flat):
+        for group in word_groups(flat, self.script.source):
             if not words and group[0].type == "variable_assignment":
                 assigns.append(group)
             else:

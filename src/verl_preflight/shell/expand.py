@@ -138,11 +138,17 @@ _MAY_START_EARLY = frozenset(
 _NAME_PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]|[@*#?$!-]")
 
 
-def word_groups(nodes) -> list[list]:
-    """Group sibling nodes into bash words: nodes with no gap between them are one word."""
+def word_groups(nodes, source: bytes | None = None) -> list[list]:
+    """Group sibling nodes into bash words: nodes with no gap between them are one word,
+    and so are nodes joined by a backslash-newline (`X='a'\\` newline `'b'`), which
+    tree-sitter-bash splits and bash removes."""
     groups: list[list] = []
     for node in nodes:
-        if groups and groups[-1][-1].end_byte == node.start_byte:
+        if groups and (
+            groups[-1][-1].end_byte == node.start_byte
+            or source is not None
+            and source[groups[-1][-1].end_byte : node.start_byte] in (b"\\\n", b"\\\r\n")
+        ):
             groups[-1].append(node)
         else:
             groups.append([node])
@@ -157,7 +163,7 @@ class WordExpander:
         """Full expansion of command words, with field splitting."""
         out: list[Field] = []
         ifs = self.ifs(st)
-        for group in word_groups(nodes):
+        for group in word_groups(nodes, self.script.source):
             out.extend(split_fields(self.group_chunks(group, st), ifs, self.script.loc(group[0])))
         return out
 
