@@ -164,3 +164,12 @@ def test_evaluator_matches_bash(path, env, stub_dir, tmp_path):
 def test_corpus_is_not_empty():
     assert len(_scripts()) >= 20
     assert len(_cases()) >= 40
+
+
+def test_escaped_blank_at_line_end_is_reported_where_it_is():
+    path = os.path.join(FIXTURES, "bash", "22_escaped_blank_at_line_end.sh")
+    with open(path, "rb") as fh:
+        script = parse_script(path, fh.read())
+    (outcome,) = evaluate(script, {}, prof.unset_inputs(prof.scan(script)), find_entry)
+    assert [la.argv[-1].value for la in outcome.launches] == [" ", " "]
+    assert [(n.line, n.column) for n in outcome.notes if "backslash" in n.message] == [(7, 31), (11, 79)]

@@ -10,6 +10,7 @@ state; each end state records its assumptions, its launches and its notes.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
 from ..findings import Finding
@@ -18,7 +19,7 @@ from .expand import ShellExit, WordExpander, word_groups
 from .nodes import static_text, variable_of
 from .parse import Script, parse_script
 from .state import Budget, State, Var, elements_of, scalar_of
-from .words import Field, Loc, Unknown, join_field, split_fields
+from .words import Field, Loc, Unknown, join_field, join_pieces, split_fields
 
 ALWAYS_SET = frozenset(
     {
@@ -979,6 +980,30 @@ class Interpreter(WordExpander):
             return [st]
         last = words[-1]
         last_word = self.script.source[last[0].start_byte : last[-1].end_byte].decode("utf-8", "replace")
+        blank = _ESCAPED_BLANK_AT_END.match(self.script.source, last[-1].end_byte)
+        if blank is not None:
+            # `\ ` at the end of a line: not a continuation. bash passes the escaped blank
+            # as a word (or the end of the last one) and the command ends on this line.
+            at = blank.start(2) - 1
+            row = self.script.source.count(b"\n", 0, at)
+            col = at - (self.script.source.rfind(b"\n", 0, at) + 1)
+            loc = Loc(self.script.path, row + 1, self.script.char_col(row, col) + 1)
+            text = blank.group(2).decode()
+            if blank.group(1):
+                argv.append(Field.of(text, loc))
+                last_word = "\\" + text
+            else:
+                argv[-1] = Field(join_pieces((*argv[-1].pieces, text)), argv[-1].loc)
+                last_word += "\\" + text
+            if self.ctx.find_entry(argv) is not None:
+                self.note(
+                    st,
+                    loc,
+                    "hydra-argument",
+                    "error",
+                    "a blank after this backslash: bash passes ' ' and the command ends on this line "
+                    "(the lines below are not its arguments)",
+                )
         return self.run_command(node, argv, st, depth, last_word)
 
     def run_command(self, node, argv: list[Field], st: State, depth: int, last_word: str = "") -> list[State]:
@@ -1313,6 +1338,7 @@ _BUILTINS = {
     "getopts": Interpreter.b_getopts,
 }
 
+_ESCAPED_BLANK_AT_END = re.compile(rb"([ \t]*)\\([ \t])[ \t]*(?:#[^\n]*)?(?:\r?\n|$)")
 _REDIRECTS = {"file_redirect", "heredoc_redirect", "herestring_redirect"}
 _ERREXIT_TYPES = {"command", "pipeline", "subshell", "redirected_statement", "test_command", "compound_statement"}
 
