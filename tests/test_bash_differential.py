@@ -173,3 +173,14 @@ def test_escaped_blank_at_line_end_is_reported_where_it_is():
     (outcome,) = evaluate(script, {}, prof.unset_inputs(prof.scan(script)), find_entry)
     assert [la.argv[-1].value for la in outcome.launches] == [" ", " "]
     assert [(n.line, n.column) for n in outcome.notes if "backslash" in n.message] == [(7, 31), (11, 79)]
+
+
+def test_no_bash_syntax_finding_where_bash_parses():
+    from verl_preflight.shell.parse import syntax_findings
+
+    wrong = []
+    for path in _scripts():
+        if subprocess.run(["bash", "-n", path], capture_output=True).returncode == 0:
+            with open(path, "rb") as fh:
+                wrong.extend(f"{path}:{f.line}: {f.message}" for f in syntax_findings(parse_script(path, fh.read())))
+    assert not wrong, "\n".join(wrong)

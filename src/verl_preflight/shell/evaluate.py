@@ -120,6 +120,7 @@ class Context:
         self.always_set = ALWAYS_SET
         self.read_file = read_file or _read_file
         self.parsed: dict[str, Script] = {}
+        self.main_path: str | None = None  # the file of the script evaluated (not a sourced one)
 
     def missing(self, name: str) -> Field | None:
         """The value of a variable nobody set: unset (None) or unknown from the environment."""
@@ -884,6 +885,8 @@ class Interpreter(WordExpander):
             c = group[0]
             if c.type == "variable_assignment":
                 self.assign_node(c, st, local=local, attrs=attrs, extra=group[1:])
+                if "i" in flags:  # declare -i V=A*B: the value is arithmetic
+                    self._integer_value(self.script.text(c.child_by_field_name("name")), st)
             elif c.type == "variable_name" or (c.type == "word" and self.script.text(c)[:1] not in "-+"):
                 name = self.script.text(c)
                 if "f" in flags:
@@ -909,6 +912,15 @@ class Interpreter(WordExpander):
                     self._declare_text(f, st, local, attrs)
         st.status = 0
         return [st]
+
+    def _integer_value(self, name: str, st: State) -> None:
+        var = st.vars.get(name)
+        if var is None or not isinstance(var.value, Field):
+            return
+        value = self.eval_arith_text(var.value.value, st) if var.value.known else None
+        shown = f"$(({var.value.display}))"
+        text = str(value) if value is not None else Unknown(shown, "arithmetic on an unknown value")
+        st.set_var(name, Field((text,), var.value.loc))
 
     def _declare_text(self, f: Field, st: State, local: bool, attrs: dict) -> None:
         if not f.known:
@@ -1377,6 +1389,7 @@ def evaluate(
     ctx = Context(script_name or script.path, unset_inputs, ambient, budget or Budget(), find_entry)
     if parsed is not None:
         ctx.parsed = parsed
+    ctx.main_path = script.path
     interp = Interpreter(script, ctx)
     states = interp.run(env)
     return [outcome_of(st, env) for st in states]

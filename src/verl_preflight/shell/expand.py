@@ -11,7 +11,9 @@ from __future__ import annotations
 import re
 
 from .arith import ArithError, Arithmetic
+from .parse import arithmetic_text, expansion_operand_arithmetic
 from .state import State, elements_of, scalar_of
+from .substitution import CommandOutput
 from .words import (
     BREAK,
     DEFAULT_IFS,
@@ -155,7 +157,7 @@ def word_groups(nodes, source: bytes | None = None) -> list[list]:
     return groups
 
 
-class WordExpander:
+class WordExpander(CommandOutput):
     """Expansion methods; the interpreter provides script, ctx and lookups."""
 
     # ---- entry points -------------------------------------------------
@@ -284,6 +286,13 @@ class WordExpander:
             return self._simple_expansion(node, st, quoted, loc)
         if t == "expansion":
             return self._expansion(node, st, quoted, loc)
+        if t == "command_substitution":
+            expr = arithmetic_text(self.script.text(node))
+            if expr is not None:  # `$((A + B))` read as `$( (A + B) )` inside `${X:-...}`
+                return self._arith_chunks(expr, node, st, quoted, loc)
+            output = self.command_output(node, st)
+            if output is not None:
+                return [Chunk(p, quoted, False, loc) for p in output.pieces] or [Chunk("", quoted, False, loc)]
         if t in ("command_substitution", "process_substitution"):
             text = " ".join(self.script.text(node).split())
             shown = text if len(text) <= 60 else text[:57] + "...)"
@@ -482,6 +491,8 @@ class WordExpander:
                 index = idx
         if prefix == "#":
             return self._length(name, index, st, quoted, loc)
+        if index is None and name in ("@", "*"):
+            index = name  # ${@:1}, ${*/a/b}: every positional parameter
         if index in ("@", "*"):
             values = self._all_elements(name, st)
             if not ops:
@@ -601,7 +612,18 @@ class WordExpander:
             return [Chunk(Unknown(f"${{#{name}}}", "length of an unknown value"), quoted, False, loc)]
         return [Chunk(str(len(value.value)), quoted, False, loc)]
 
+    def _arith_chunks(self, expr: str, node, st: State, quoted: bool, loc) -> list:
+        value = self.eval_arith_text(expr, st)
+        piece = str(value) if value is not None else Unknown(self.script.text(node), "arithmetic on an unknown value")
+        return [Chunk(piece, quoted, False, loc)]
+
     def _operand(self, nodes, st: State, quoted: bool) -> list:
+        for n in nodes:
+            if n.type == "ERROR" and n.parent is not None and n.parent.type == "expansion":
+                # `${X:-$(((A + B) * C))}`: tree-sitter-bash cannot parse it; bash can
+                expr = expansion_operand_arithmetic(self.script, n.parent)
+                if expr is not None:
+                    return self._arith_chunks(expr, n.parent, st, quoted, self.script.loc(n))
         out = []
         for i, n in enumerate(nodes):
             if i and n.start_byte > nodes[i - 1].end_byte:
