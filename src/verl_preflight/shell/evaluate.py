@@ -1237,7 +1237,23 @@ class Interpreter(WordExpander):
         return st
 
     def b_eval(self, node, argv, st, depth, loc):
-        return [self._unfollowed(st, loc, "eval is never evaluated")]
+        """`eval` of text known statically is read as bash reads it (and never run);
+        its launches are reported at the `eval` line. Unknown text is not followed."""
+        args = argv[1:]
+        if not all(a.known for a in args):
+            shown = " ".join(a.display for a in args)
+            return [self._unfollowed(st, loc, f"eval of text that is not known statically ({shown[:60]})")]
+        text = " ".join(a.value for a in args)
+        if not text.strip():
+            st.status = 0
+            return [st]
+        snippet = _EvalText(self.script.path, text.encode(), loc)
+        saved = self.script
+        self.script = snippet
+        try:
+            return self.exec_block(snippet.root, [st], depth)
+        finally:
+            self.script = saved
 
     def b_declare(self, node, argv, st, depth, loc):
         keyword = argv[0].value
@@ -1295,6 +1311,18 @@ class Interpreter(WordExpander):
     def b_getopts(self, node, argv, st, depth, loc):
         st.status = 1  # no script arguments in a profile
         return [st]
+
+
+class _EvalText(Script):
+    """The text an `eval` runs: every location in it is the `eval` command's."""
+
+    def __init__(self, path: str, source: bytes, at: Loc):
+        parsed = parse_script(path, source)
+        super().__init__(path, parsed.source, parsed.tree)
+        self.at = at
+
+    def loc(self, node) -> Loc:
+        return self.at
 
 
 def _printf(fmt: Field, args: list[Field]) -> Field | None:
