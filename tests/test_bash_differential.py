@@ -184,3 +184,16 @@ def test_no_bash_syntax_finding_where_bash_parses():
             with open(path, "rb") as fh:
                 wrong.extend(f"{path}:{f.line}: {f.message}" for f in syntax_findings(parse_script(path, fh.read())))
     assert not wrong, "\n".join(wrong)
+
+
+def test_a_script_started_as_a_program_reports_its_launch_at_both_places():
+    path = os.path.join(FIXTURES, "bash", "26_wrapper_scripts.sh")
+    with open(path, "rb") as fh:
+        script = parse_script(path, fh.read())
+    (outcome,) = evaluate(script, {}, prof.unset_inputs(prof.scan(script)), find_entry)
+    first = outcome.launches[0]
+    assert (os.path.basename(first.loc.path), first.loc.line) == ("lib_launch.sh", 9)
+    passed = first.argv[-1]
+    assert passed.value == "trainer.project_name=outer"
+    assert (os.path.basename(passed.loc.path), passed.loc.line) == ("26_wrapper_scripts.sh", 10)
+    assert len({la.loc.path for la in outcome.launches}) == 1

@@ -145,6 +145,7 @@ class Interpreter(WordExpander):
     def __init__(self, script: Script, ctx: Context):
         self.script = script
         self.ctx = ctx
+        self._prefix_vars: dict = {}  # `NAME=value` before a script started as a program
 
     # ---- notes --------------------------------------------------------
     def note(self, st: State, loc, rule: str, severity: str, message: str, key=None) -> None:
@@ -985,6 +986,12 @@ class Interpreter(WordExpander):
         argv = []
         for group in words:
             argv.extend(split_fields(self.group_chunks(group, st), ifs, self.script.loc(group[0])))
+        if argv and assigns and self._wrapped_script(argv[0].value or "", argv) is not None:
+            # `STAGE=x bash other.sh`: the assignments are exported to that script only
+            inner = st.fork()
+            for group in assigns:
+                self.assign_node(group[0], inner, extra=group[1:], attrs={"exported": True})
+            self._prefix_vars = {k: v for k, v in inner.vars.items() if st.vars.get(k) is not v}
         if not argv:
             for group in assigns:
                 self.assign_node(group[0], st, extra=group[1:])
@@ -1055,8 +1062,69 @@ class Interpreter(WordExpander):
                     if not r.flow:
                         r.flow, r.flow_arg = "exit", r.status
             return results
+        wrapped = self._wrapped_script(name, argv)
+        if wrapped is not None:
+            return self.run_script(wrapped[0], wrapped[1], st, depth, node)
         st.status = None  # an external command: its outcome is unknown
         return [st]
+
+    def _wrapped_script(self, name: str, argv: list[Field]):
+        """(path, arguments) for `bash FILE ARGS`, `sh FILE ARGS`, `./FILE.sh ARGS` when
+        FILE is known and exists; None for anything else (`bash -c`, an unknown path)."""
+        if name in ("bash", "sh"):
+            rest = argv[1:]
+            while rest and rest[0].known and rest[0].value.startswith("-") and rest[0].value not in ("-", "--"):
+                if rest[0].value in ("-c", "-i", "-s") or rest[0].value.startswith("--"):
+                    return None
+                rest = rest[1:]
+            if rest and rest[0].value in ("-", "--"):
+                rest = rest[1:]
+            if not rest or not rest[0].known:
+                return None
+            target, args = rest[0].value, rest[1:]
+        elif "/" in name:
+            target, args = name, argv[1:]
+        else:
+            return None
+        path = self._resolve_source(target)
+        if path is None or (name not in ("bash", "sh") and not _is_shell_script(path)):
+            return None
+        return path, args
+
+    def run_script(self, path: str, args: list[Field], st: State, depth: int, node) -> list[State]:
+        """A script started as a program: a new bash with the exported variables and these
+        positional arguments, read (never run) like the main script. Its launches are the
+        caller's; arguments passed in keep the location of the caller's words."""
+        if st.source_depth >= self.ctx.budget.source_depth:
+            return [self.give_up(st, node, f"scripts nested deeper than {self.ctx.budget.source_depth}")]
+        script = self.ctx.parsed.get(path)
+        if script is None:
+            data = self.ctx.read_file(path)
+            if data is None:
+                return [self._unfollowed(st, self.script.loc(node), f"cannot read {path}")]
+            script = parse_script(path, data)
+            self.ctx.parsed[path] = script
+        prefix, self._prefix_vars = self._prefix_vars, {}
+        exported = {k: v for k, v in {**st.vars, **prefix}.items() if v.exported}
+        child = State(vars=exported, funcs={}, positional=tuple(args))
+        child.vars["BASH_SOURCE"] = Var((Field.of(path),))
+        child.launches, child.notes = list(st.launches), list(st.notes)
+        child.assumptions, child.incomplete, child.excluded = st.assumptions, st.incomplete, st.excluded
+        child.source_depth = st.source_depth + 1
+        saved = self.script, self.ctx.script_name, self.ctx.main_path
+        self.script, self.ctx.script_name, self.ctx.main_path = script, path, path
+        try:
+            ends = self.exec_block(script.root, [child], depth)
+        finally:
+            self.script, self.ctx.script_name, self.ctx.main_path = saved
+        out = []
+        for end in ends:
+            outer = st.fork()
+            outer.launches, outer.notes = end.launches, end.notes
+            outer.incomplete, outer.assumptions = end.incomplete, end.assumptions
+            outer.status = end.flow_arg if end.flow == "exit" else end.status
+            out.append(outer)
+        return out
 
     def call_function(self, name, args, st: State, depth: int, loc) -> list[State]:
         script, body = st.funcs[name]
@@ -1227,6 +1295,10 @@ class Interpreter(WordExpander):
         )
         for c in candidates:
             if os.path.isfile(c):
+                if os.path.isabs(c) and not os.path.isabs(self.script.path):
+                    # one name per file: relative, as the script's own path is
+                    rel = os.path.relpath(c)
+                    return rel if not rel.startswith("..") else os.path.normpath(c)
                 return os.path.normpath(c)
         return None
 
@@ -1311,6 +1383,18 @@ class Interpreter(WordExpander):
     def b_getopts(self, node, argv, st, depth, loc):
         st.status = 1  # no script arguments in a profile
         return [st]
+
+
+def _is_shell_script(path: str) -> bool:
+    """A file run as a program that is a shell script: *.sh, or a `#!...sh` first line."""
+    if path.endswith(".sh"):
+        return True
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline(200)
+    except OSError:
+        return False
+    return first.startswith(b"#!") and first.rstrip().split(b"/")[-1].split(b" ")[-1] in (b"bash", b"sh")
 
 
 class _EvalText(Script):

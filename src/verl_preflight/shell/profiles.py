@@ -131,13 +131,25 @@ def _tested(result: Scan, name: str, literal: str | None, presence: bool = False
 
 
 def _maybe_source(script: Script, node, result: Scan, depth: int, seen: set) -> None:
+    """Follow `source FILE` and a script started as a program (`bash FILE`, `./FILE.sh`)."""
     name = node.child_by_field_name("name")
-    if name is None or script.text(name) not in ("source", "."):
+    if name is None:
         return
     args = [c for i, c in enumerate(node.children) if node.field_name_for_child(i) == "argument"]
-    if not args:
+    words = [script.text(name), *(static_text(script, a) for a in args)]
+    while words and words[0] in ("exec", "nohup", "command", "time"):
+        words = words[1:]
+    if words and words[0] in ("bash", "sh"):
+        words = [w for w in words[1:] if w is None or not w.startswith("-")]
+    elif words and words[0] is not None and (words[0].endswith(".sh") or words[0].startswith("./")):
+        pass
+    elif words and words[0] in ("source", "."):
+        words = words[1:]
+    else:
         return
-    target = static_text(script, args[0])
+    if not words:
+        return
+    target = words[0]
     if target is None or "\0" in target:
         return
     path = os.path.normpath(os.path.join(os.path.dirname(script.path), target))
