@@ -197,3 +197,14 @@ def test_a_script_started_as_a_program_reports_its_launch_at_both_places():
     assert passed.value == "trainer.project_name=outer"
     assert (os.path.basename(passed.loc.path), passed.loc.line) == ("26_wrapper_scripts.sh", 10)
     assert len({la.loc.path for la in outcome.launches}) == 1
+
+
+def test_profiles_that_launch_the_same_thing_are_one():
+    from verl_preflight.validate import Options, validate_script
+
+    path = os.path.join(FIXTURES, "bash", "27_launcher_switch.sh")
+    with open(path, "rb") as fh:
+        dims = prof.dimensions(prof.scan(parse_script(path, fh.read())))
+    assert len(prof.enumerate_profiles(dims, 64)[0]) == 4
+    result = validate_script(path, None, Options())
+    assert [p.env for p in result.profiles] == [{"DEVICE": "gpu"}, {"DEVICE": "npu"}]

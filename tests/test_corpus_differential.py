@@ -274,8 +274,17 @@ def test_no_bash_syntax_finding_where_bash_parses():
             continue
         with open(path, "rb") as fh:
             found = syntax_findings(parse_script(path, fh.read()))
-        wrong.extend(f"{rel}:{f.line}:{f.col}: {f.message}" for f in found)
+        wrong.extend(f"{rel}:{f.line}:{f.column}: {f.message}" for f in found)
     assert not wrong, "\n".join(wrong)
+
+
+def test_no_corpus_script_hits_the_profile_cap():
+    for _, rel in corpus_scripts():
+        path = os.path.join(CORPUS, rel)
+        with open(path, "rb") as fh:
+            dims = prof.dimensions(prof.scan(parse_script(path, fh.read())))
+        _, total = prof.enumerate_profiles(dims, 64)
+        assert total <= 64, (rel, total)
 
 
 if __name__ == "__main__":  # a report for development: every disagreement

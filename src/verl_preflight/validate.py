@@ -144,8 +144,10 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
             )
     all_launches = []
     parsed: dict = {}
-    for env in envs:
-        for outcome in evaluate(script, env, unset, find_entry, ambient=ambient, budget=opts.budget, parsed=parsed):
+    evaluated = [evaluate(script, env, unset, find_entry, ambient=ambient, budget=opts.budget, parsed=parsed)
+                 for env in envs]  # fmt: skip
+    for outcomes in prof.collapse(evaluated):  # profiles that launch the same thing are one
+        for outcome in outcomes:
             label = outcome.label
             launches = []
             for n in outcome.notes:

@@ -229,3 +229,45 @@ def enumerate_profiles(dims: list[Dimension], cap: int) -> tuple[list[dict], int
 def unset_inputs(info: Scan) -> set:
     """Variables a profile leaves unset: every input and every dimension."""
     return set(info.inputs) | set(info.tested)
+
+
+def collapse(evaluated: list[list]) -> list[list]:
+    """Profiles that hand verl the same thing are one profile.
+
+    `evaluated` holds, per profile, the evaluator's outcomes (see shell.evaluate).
+    Profiles whose outcomes have equal launches (every argument's text and origin,
+    in order), exit status and fork labels are merged: the first one's outcomes stand for the
+    group, labelled with only the switches on which the group agrees, with the notes
+    of every member. A switch that only picks `uv run` over `python3` then no longer
+    multiplies the profiles.
+    """
+    groups: dict = {}
+    order: list = []
+    for outcomes in evaluated:
+        key = tuple(_outcome_key(o) for o in outcomes)
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append(outcomes)
+    out = []
+    for key in order:
+        members = groups[key]
+        first = members[0]
+        if len(members) > 1:
+            envs = [m[0].env for m in members if m]
+            common = {k: v for k, v in envs[0].items() if all(e.get(k, v) == v and k in e for e in envs)}
+            for i, outcome in enumerate(first):
+                outcome.env = dict(common)
+                notes = list(outcome.notes)
+                for m in members[1:]:
+                    notes.extend(n for n in m[i].notes if n not in notes)
+                outcome.notes = notes
+        out.append(first)
+    return out
+
+
+def _outcome_key(outcome) -> tuple:
+    """What verl receives (module and arguments, from where each came) and how it ends;
+    the launcher in front (`uv run python3`, `python3`) is not part of it."""
+    launches = tuple((la.loc, tuple((f.pieces, f.loc) for f in la.argv[la.entry :])) for la in outcome.launches)
+    return outcome.status, outcome.exit_code, outcome.assumptions, launches
