@@ -208,3 +208,13 @@ def test_profiles_that_launch_the_same_thing_are_one():
     assert len(prof.enumerate_profiles(dims, 64)[0]) == 4
     result = validate_script(path, None, Options())
     assert [p.env for p in result.profiles] == [{"DEVICE": "gpu"}, {"DEVICE": "npu"}]
+
+
+def test_a_loop_with_an_unknown_bound_does_not_hide_the_launch_after_it():
+    path = os.path.join(FIXTURES, "bash", "28_loop_unknown_bound.sh")
+    with open(path, "rb") as fh:
+        script = parse_script(path, fh.read())
+    outcomes = evaluate(script, {}, set(), find_entry)  # NNODES and NGPUS: unknown
+    assert outcomes and all(o.status == "launches" for o in outcomes)
+    nnodes = {o.launches[0].argv[-1].value for o in outcomes}
+    assert nnodes == {"trainer.nnodes=1", "trainer.nnodes=2"}

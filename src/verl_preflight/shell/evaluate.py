@@ -508,14 +508,21 @@ class Interpreter(WordExpander):
         if init is not None:
             self._arith_node(init, st)
         states, done = [st], []
-        for _ in range(self.ctx.budget.loop_iterations):
+        label = f"(( {self.script.text(test)} ))" if test is not None else ""
+        for iteration in range(self.ctx.budget.loop_iterations):
             nxt = []
             for s in states:
                 ok = self._arith_node(test, s) if test is not None else 1
                 if ok is None:
-                    done.append(self.give_up(s, node, "loop condition depends on an unknown value"))
-                    continue
-                if not ok:
+                    # an unknown bound (`i < NNODES`): the loop may not run at all, or run
+                    # once; after one pass assume it ends (as for an unknown `while`)
+                    if iteration > 0 or any(k == label for k, _ in s.assumptions):
+                        done.append(s)
+                        continue
+                    skip = s.fork()
+                    done.append(skip.assume(label, "false"))
+                    s.assume(label, "true")
+                elif not ok:
                     done.append(s)
                     continue
                 for r in self.exec(body, s, depth):
