@@ -218,3 +218,14 @@ def test_a_loop_with_an_unknown_bound_does_not_hide_the_launch_after_it():
     assert outcomes and all(o.status == "launches" for o in outcomes)
     nnodes = {o.launches[0].argv[-1].value for o in outcomes}
     assert nnodes == {"trainer.nnodes=1", "trainer.nnodes=2"}
+
+
+def test_a_script_that_starts_itself_is_followed_once(tmp_path):
+    path = tmp_path / "again.sh"
+    path.write_text(
+        f'for i in 1 2 3 4; do bash "$0" x; done\nbash {path} y\npython3 -m verl.trainer.main_ppo trainer.nnodes=1\n'
+    )
+    script = parse_script(str(path), path.read_bytes())
+    (outcome,) = evaluate(script, {}, set(), find_entry)
+    assert len(outcome.launches) == 1
+    assert any("starts itself again" in n.message for n in outcome.notes)

@@ -121,6 +121,8 @@ class Context:
         self.read_file = read_file or _read_file
         self.parsed: dict[str, Script] = {}
         self.main_path: str | None = None  # the file of the script evaluated (not a sourced one)
+        self.running: list[str] = []  # scripts that started the one evaluated now (bash FILE)
+        self.wrapped_runs = 0
 
     def missing(self, name: str) -> Field | None:
         """The value of a variable nobody set: unset (None) or unknown from the environment."""
@@ -1104,6 +1106,12 @@ class Interpreter(WordExpander):
         caller's; arguments passed in keep the location of the caller's words."""
         if st.source_depth >= self.ctx.budget.source_depth:
             return [self.give_up(st, node, f"scripts nested deeper than {self.ctx.budget.source_depth}")]
+        running = self.ctx.running
+        if os.path.abspath(path) in running or os.path.abspath(self.ctx.main_path or "") == os.path.abspath(path):
+            return [self._unfollowed(st, self.script.loc(node), f"{path} starts itself again: not followed twice")]
+        self.ctx.wrapped_runs += 1
+        if self.ctx.wrapped_runs > self.ctx.budget.states:
+            return [self._unfollowed(st, self.script.loc(node), f"more than {self.ctx.budget.states} scripts started")]
         script = self.ctx.parsed.get(path)
         if script is None:
             data = self.ctx.read_file(path)
@@ -1119,11 +1127,13 @@ class Interpreter(WordExpander):
         child.assumptions, child.incomplete, child.excluded = st.assumptions, st.incomplete, st.excluded
         child.source_depth = st.source_depth + 1
         saved = self.script, self.ctx.script_name, self.ctx.main_path
+        running.append(os.path.abspath(saved[2] or ""))
         self.script, self.ctx.script_name, self.ctx.main_path = script, path, path
         try:
             ends = self.exec_block(script.root, [child], depth)
         finally:
             self.script, self.ctx.script_name, self.ctx.main_path = saved
+            running.pop()
         out = []
         for end in ends:
             outer = st.fork()
