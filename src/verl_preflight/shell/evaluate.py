@@ -1291,11 +1291,19 @@ class Interpreter(WordExpander):
         st.source_depth += 1
         saved_script = self.script
         self.script = script
+        # BASH_SOURCE is a stack, [0] the file being read: its path as found from here
+        # (so that `$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)` in it is its directory)
+        outer_source = st.vars.get("BASH_SOURCE")
+        st.vars["BASH_SOURCE"] = Var((Field.of(path, target.loc), *elements_of(outer_source)))
         try:
             results = self.exec_block(script.root, [st], depth)
         finally:
             self.script = saved_script
         for r in results:
+            if outer_source is not None:
+                r.vars["BASH_SOURCE"] = outer_source
+            else:
+                r.vars.pop("BASH_SOURCE", None)
             r.source_depth -= 1
             if len(argv) > 2:
                 r.positional = saved_positional

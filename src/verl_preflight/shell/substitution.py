@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import posixpath
 
+from .state import elements_of
 from .words import Field, Unknown, join_pieces
 
 _PURE = frozenset({"echo", "printf", "basename", "dirname", "expr", ":", "true", "cd", "pwd"})
@@ -32,6 +33,7 @@ class CommandOutput:
         body = [c for c in node.named_children if c.type != "comment"]
         sub = st.fork()
         sub.locals_stack = []
+        self._sub_state = sub
         out: list = []
         cwd = [None]  # the directory after a `cd`: a str when known
         try:
@@ -151,11 +153,19 @@ class CommandOutput:
             return posixpath.normpath(target)
         if cwd is not None:
             return posixpath.normpath(posixpath.join(cwd, target))
-        script_dir = posixpath.dirname(self.ctx.script_name) or "."
-        if target == script_dir or target.startswith(script_dir + "/"):
-            main = os.path.abspath(self.ctx.main_path or self.script.path)
-            return posixpath.normpath(posixpath.join(posixpath.dirname(main), target[len(script_dir) :].lstrip("/")))
-        raise _NotStatic
+        # A relative path is known when it is a script's own directory (from $0 or
+        # BASH_SOURCE, which are relative to where bash started): where bash started
+        # is then where the main script's name, as given, points from.
+        name = self.ctx.script_name
+        sources = [f.value for f in elements_of(self._sub_state.vars.get("BASH_SOURCE")) if f.known]
+        dirs = {posixpath.dirname(p) or "." for p in [name, *sources] if not p.startswith("/")}
+        main = os.path.abspath(self.ctx.main_path or self.script.path)
+        rel = posixpath.normpath(name)
+        if name.startswith("/") or not main.endswith("/" + rel):
+            raise _NotStatic
+        if not any(target == d or target.startswith(d + "/") for d in dirs):
+            raise _NotStatic
+        return posixpath.normpath(posixpath.join(main[: -len(rel) - 1] or "/", target))
 
 
 def _printf(args: list[Field]) -> str:
