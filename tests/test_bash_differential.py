@@ -229,3 +229,24 @@ def test_a_script_that_starts_itself_is_followed_once(tmp_path):
     (outcome,) = evaluate(script, {}, set(), find_entry)
     assert len(outcome.launches) == 1
     assert any("starts itself again" in n.message for n in outcome.notes)
+
+
+def test_a_switch_set_to_other_is_unknown_text_that_is_none_of_the_literals(tmp_path):
+    path = tmp_path / "other.sh"
+    path.write_text(
+        "engine=${ENGINE:-vllm}\n"
+        'if [ "$engine" = vllm ]; then MODE=sync; else MODE=async; fi\n'
+        'case "$engine" in vllm) N=1 ;; *) N=2 ;; esac\n'
+        "python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.name=$engine trainer.nnodes=$N +x.mode=$MODE\n"
+    )
+    script = parse_script(str(path), path.read_bytes())
+    info = prof.scan(script)
+    envs, _ = prof.enumerate_profiles(prof.dimensions(info), 64)
+    assert envs == [{"ENGINE": "vllm"}, {"ENGINE": prof.OTHER}]
+    (outcome,) = evaluate(script, envs[1], prof.unset_inputs(info), find_entry)
+    argv = outcome.launches[0].argv
+    assert [f.display for f in argv[3:]] == [
+        "actor_rollout_ref.rollout.name=${ENGINE}",
+        "trainer.nnodes=2",
+        "+x.mode=async",
+    ]

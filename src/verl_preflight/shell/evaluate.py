@@ -18,6 +18,7 @@ from . import conditions as cond
 from .expand import ShellExit, WordExpander, word_groups
 from .nodes import static_text, variable_of
 from .parse import Script, parse_script
+from .profiles import OTHER, other_exclusions, scan
 from .state import Budget, State, Var, elements_of, scalar_of
 from .words import Field, Loc, Unknown, join_field, join_pieces, split_fields
 
@@ -175,6 +176,14 @@ class Interpreter(WordExpander):
         for name, value in env.items():
             if value is not None:
                 st.vars[name] = Var(Field.of(value), exported=True)
+        if OTHER in env.values():
+            # a switch set to "none of the literals": unknown text, known not to be them
+            info = scan(self.script)
+            for name, value in env.items():
+                if value == OTHER:
+                    names, literals = other_exclusions(info, name)
+                    st.vars[name] = Var(Field((Unknown("${" + name + "}", f"{name}: another value"),)), exported=True)
+                    st.excluded = {**st.excluded, **{n: literals for n in names}}
         st.vars["BASH_SOURCE"] = Var((Field.of(self.ctx.script_name),))
         return self.exec_block(self.script.root, [st], 0)
 
@@ -329,6 +338,11 @@ class Interpreter(WordExpander):
                 yes, no = s.fork(), s
                 yes.status, no.status = 0, 1
                 refined = self._equality_test(node)
+                if refined is not None and refined[1] in s.excluded.get(refined[0], ()):
+                    # `[ "$X" = lit ]` where X is known not to be lit on this path
+                    s.status = 0 if not refined[2] else 1
+                    out.append((s, s.status == 0))
+                    continue
                 if refined is not None:
                     # `[ "$X" = lit ]` on an unknown X: X is lit on one side, not lit on the other
                     var, literal, positive = refined

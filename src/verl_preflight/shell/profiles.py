@@ -211,7 +211,21 @@ _COMPLEMENTS = {
 
 def _complement(value: str) -> str:
     """A value that does not equal the only literal a switch is compared with."""
-    return _COMPLEMENTS.get(value, "<other>")
+    return _COMPLEMENTS.get(value, OTHER)
+
+
+OTHER = "<other>"  # a profile value: "none of the literals the script compares this switch with"
+
+
+def other_exclusions(info: Scan, name: str) -> tuple[set, frozenset]:
+    """For a switch set to OTHER: the variables that carry it (itself and `A=${NAME...}`)
+    and the literals it is not."""
+    names = {name} | {a for a, src in info.aliases.items() if src == name}
+    literals = {v for n in names for v in info.tested.get(n, ()) if v is not None}
+    default = info.defaults.get(name)
+    if default is not None:
+        literals.add(default)
+    return names, frozenset(literals)
 
 
 def enumerate_profiles(dims: list[Dimension], cap: int) -> tuple[list[dict], int]:
