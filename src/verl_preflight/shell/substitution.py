@@ -1,7 +1,7 @@
 """Command substitutions whose output is known without running anything.
 
 `$(basename "$MODEL")`, `$(dirname "$0")`, `$(echo "$A" ...)`, `$(printf ...)`,
-`$(expr $A + $B)`, `` `# note` `` (nothing) and the script-directory idiom
+`$(expr $A + $B)`, `$(seq 0 7)`, `` `# note` `` (nothing) and the script-directory idiom
 `$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)` are computed from their
 expanded words, as bash would print them; anything else (another command, a
 pipe, a redirection to a file) leaves the substitution unknown. Nothing is
@@ -17,7 +17,8 @@ import posixpath
 from .state import elements_of
 from .words import Field, Unknown, join_pieces
 
-_PURE = frozenset({"echo", "printf", "basename", "dirname", "expr", ":", "true", "cd", "pwd"})
+_PURE = frozenset({"echo", "printf", "basename", "dirname", "expr", "seq", ":", "true", "cd", "pwd"})
+_MAX_SEQ = 10_000
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 
 
@@ -133,6 +134,9 @@ class CommandOutput:
             value = _expr([a.value for a in args])
             out.append(value + "\n")
             return value not in ("0", "")
+        if name == "seq":
+            out.append("".join(f"{n}\n" for n in _seq(args)))
+            return True
         if name == "cd":
             args = [a for a in args if a.value not in ("--", "-P", "-L")]
             if len(args) != 1 or not args[0].known:
@@ -203,6 +207,23 @@ def _printf(args: list[Field]) -> str:
         values = values[used:]
         if not values or not used:
             return "".join(out)
+
+
+def _seq(args: list[Field]) -> range:
+    """`seq LAST`, `seq FIRST LAST`, `seq FIRST INCR LAST` over integers."""
+    if not 1 <= len(args) <= 3 or not all(a.known for a in args):
+        raise _NotStatic
+    try:
+        nums = [int(a.value) for a in args]
+    except ValueError:
+        raise _NotStatic from None
+    first, incr, last = (1, 1, nums[0]) if len(nums) == 1 else (nums[0], 1, nums[1]) if len(nums) == 2 else nums
+    if incr == 0:
+        raise _NotStatic
+    out = range(first, last + (1 if incr > 0 else -1), incr)
+    if len(out) > _MAX_SEQ:
+        raise _NotStatic
+    return out
 
 
 def _basename(args: list[Field]) -> tuple:
