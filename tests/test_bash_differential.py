@@ -250,3 +250,17 @@ def test_a_switch_set_to_other_is_unknown_text_that_is_none_of_the_literals(tmp_
         "trainer.nnodes=2",
         "+x.mode=async",
     ]
+
+
+def test_forks_that_end_alike_are_one_profile(tmp_path):
+    from verl_preflight.validate import Options, validate_script
+
+    path = tmp_path / "forks.sh"
+    path.write_text(
+        'if [ -n "$(hostname)" ]; then echo a; else echo b; fi\n'
+        "if nvidia-smi; then N=1; else N=2; fi\n"
+        "python3 -m verl.trainer.main_ppo trainer.nnodes=$N\n"
+    )
+    (outcomes,) = prof.collapse([evaluate(parse_script(str(path), path.read_bytes()), {}, set(), find_entry)])
+    assert [o.label for o in outcomes] == [{"nvidia-smi": "true"}, {"nvidia-smi": "false"}]
+    assert len(validate_script(str(path), None, Options()).profiles) == 2

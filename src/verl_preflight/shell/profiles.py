@@ -249,15 +249,17 @@ def collapse(evaluated: list[list]) -> list[list]:
     """Profiles that hand verl the same thing are one profile.
 
     `evaluated` holds, per profile, the evaluator's outcomes (see shell.evaluate).
-    Profiles whose outcomes have equal launches (every argument's text and origin,
-    in order), exit status and fork labels are merged: the first one's outcomes stand for the
-    group, labelled with only the switches on which the group agrees, with the notes
-    of every member. A switch that only picks `uv run` over `python3` then no longer
+    First, forks of one profile that end alike are one outcome. Then profiles whose
+    outcomes have equal launches (every argument's text and origin, in order), exit
+    status and fork labels are merged: the first one's outcomes stand for the group,
+    labelled with only the switches on which the group agrees, with the notes of
+    every member. A switch that only picks `uv run` over `python3` then no longer
     multiplies the profiles.
     """
     groups: dict = {}
     order: list = []
     for outcomes in evaluated:
+        outcomes = _merge_forks(outcomes)
         key = tuple(_outcome_key(o) for o in outcomes)
         if key not in groups:
             groups[key] = []
@@ -280,8 +282,25 @@ def collapse(evaluated: list[list]) -> list[list]:
     return out
 
 
-def _outcome_key(outcome) -> tuple:
+def _merge_forks(outcomes: list) -> list:
+    """Forks of one profile that end alike (same launches and status) are one outcome,
+    labelled with the assumptions they share."""
+    by_key: dict = {}
+    out = []
+    for o in outcomes:
+        key = _outcome_key(o, with_assumptions=False)
+        first = by_key.get(key)
+        if first is None:
+            by_key[key] = o
+            out.append(o)
+            continue
+        first.assumptions = tuple(a for a in first.assumptions if a in o.assumptions)
+        first.notes = first.notes + [n for n in o.notes if n not in first.notes]
+    return out
+
+
+def _outcome_key(outcome, with_assumptions: bool = True) -> tuple:
     """What verl receives (module and arguments, from where each came) and how it ends;
     the launcher in front (`uv run python3`, `python3`) is not part of it."""
     launches = tuple((la.loc, tuple((f.pieces, f.loc) for f in la.argv[la.entry :])) for la in outcome.launches)
-    return outcome.status, outcome.exit_code, outcome.assumptions, launches
+    return outcome.status, outcome.exit_code, outcome.assumptions if with_assumptions else (), launches
