@@ -111,7 +111,8 @@ def run_bash(path, env, stub_dir, tmp_path):
     record.write_text("")
     base_path = f"{stub_dir}:/usr/bin:/bin"
     full_env = {"PATH": base_path, "HOME": HOME, "STUB_RECORD": str(record)}
-    full_env.update({k: v for k, v in env.items() if v is not None})
+    # a switch set to none of its literals (OTHER): bash gets a value the script never compares with
+    full_env.update({k: (v if isinstance(v, str) else "another-value") for k, v in env.items() if v is not None})
     proc = subprocess.run(
         ["bash", os.path.basename(path)],
         cwd=os.path.dirname(path),
@@ -164,3 +165,103 @@ def test_evaluator_matches_bash(path, env, stub_dir, tmp_path):
 def test_corpus_is_not_empty():
     assert len(_scripts()) >= 20
     assert len(_cases()) >= 40
+
+
+def test_escaped_blank_at_line_end_is_reported_where_it_is():
+    path = os.path.join(FIXTURES, "bash", "22_escaped_blank_at_line_end.sh")
+    with open(path, "rb") as fh:
+        script = parse_script(path, fh.read())
+    (outcome,) = evaluate(script, {}, prof.unset_inputs(prof.scan(script)), launch_of)
+    assert [la.argv[-1].value for la in outcome.launches] == [" ", " "]
+    assert [(n.loc.line, n.loc.col) for n in outcome.notes if "backslash" in n.message] == [(7, 31), (11, 79)]
+
+
+def test_no_bash_syntax_finding_where_bash_parses():
+    from verl_preflight.shell.parse import syntax_notes
+
+    wrong = []
+    for path in _scripts():
+        if subprocess.run(["bash", "-n", path], capture_output=True).returncode == 0:
+            with open(path, "rb") as fh:
+                wrong.extend(f"{path}:{n.loc.line}: {n.message}" for n in syntax_notes(parse_script(path, fh.read())))
+    assert not wrong, "\n".join(wrong)
+
+
+def test_a_script_started_as_a_program_reports_its_launch_at_both_places():
+    path = os.path.join(FIXTURES, "bash", "26_wrapper_scripts.sh")
+    with open(path, "rb") as fh:
+        script = parse_script(path, fh.read())
+    (outcome,) = evaluate(script, {}, prof.unset_inputs(prof.scan(script)), launch_of)
+    first = outcome.launches[0]
+    assert (os.path.basename(first.loc.path), first.loc.line) == ("lib_launch.sh", 9)
+    passed = first.argv[-1]
+    assert passed.value == "trainer.project_name=outer"
+    assert (os.path.basename(passed.loc.path), passed.loc.line) == ("26_wrapper_scripts.sh", 10)
+    assert len({la.loc.path for la in outcome.launches}) == 1
+
+
+def test_profiles_that_launch_the_same_thing_are_one():
+    from verl_preflight.validate import Options, validate_script
+
+    path = os.path.join(FIXTURES, "bash", "27_launcher_switch.sh")
+    with open(path, "rb") as fh:
+        dims = prof.dimensions(prof.scan(parse_script(path, fh.read())))
+    assert len(prof.enumerate_profiles(dims, 64)[0]) == 4
+    result = validate_script(path, None, Options())
+    assert [dict(p.profile.env) for p in result.profiles] == [{"DEVICE": "gpu"}, {"DEVICE": "npu"}]
+
+
+def test_a_loop_with_an_unknown_bound_does_not_hide_the_launch_after_it():
+    path = os.path.join(FIXTURES, "bash", "28_loop_unknown_bound.sh")
+    with open(path, "rb") as fh:
+        script = parse_script(path, fh.read())
+    outcomes = evaluate(script, {}, set(), launch_of)  # NNODES and NGPUS: unknown
+    assert outcomes and all(o.status == "launches" for o in outcomes)
+    nnodes = {o.launches[0].argv[-1].value for o in outcomes}
+    assert nnodes == {"trainer.nnodes=1", "trainer.nnodes=2"}
+
+
+def test_a_script_that_starts_itself_is_followed_once(tmp_path):
+    path = tmp_path / "again.sh"
+    path.write_text(
+        f'for i in 1 2 3 4; do bash "$0" x; done\nbash {path} y\npython3 -m verl.trainer.main_ppo trainer.nnodes=1\n'
+    )
+    script = parse_script(str(path), path.read_bytes())
+    (outcome,) = evaluate(script, {}, set(), launch_of)
+    assert len(outcome.launches) == 1
+    assert any("starts itself again" in n.message for n in outcome.notes)
+
+
+def test_a_switch_set_to_other_is_unknown_text_that_is_none_of_the_literals(tmp_path):
+    path = tmp_path / "other.sh"
+    path.write_text(
+        "engine=${ENGINE:-vllm}\n"
+        'if [ "$engine" = vllm ]; then MODE=sync; else MODE=async; fi\n'
+        'case "$engine" in vllm) N=1 ;; *) N=2 ;; esac\n'
+        "python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.name=$engine trainer.nnodes=$N +x.mode=$MODE\n"
+    )
+    script = parse_script(str(path), path.read_bytes())
+    info = prof.scan(script)
+    envs, _ = prof.enumerate_profiles(prof.dimensions(info), 64)
+    assert envs == [{"ENGINE": "vllm"}, {"ENGINE": prof.OTHER}]
+    (outcome,) = evaluate(script, envs[1], prof.unset_inputs(info), launch_of)
+    argv = outcome.launches[0].argv
+    assert [f.display for f in argv[3:]] == [
+        "actor_rollout_ref.rollout.name=${ENGINE}",
+        "trainer.nnodes=2",
+        "+x.mode=async",
+    ]
+
+
+def test_forks_that_end_alike_are_one_profile(tmp_path):
+    from verl_preflight.validate import Options, validate_script
+
+    path = tmp_path / "forks.sh"
+    path.write_text(
+        'if [ -n "$(hostname)" ]; then echo a; else echo b; fi\n'
+        "if nvidia-smi; then N=1; else N=2; fi\n"
+        "python3 -m verl.trainer.main_ppo trainer.nnodes=$N\n"
+    )
+    (outcomes,) = prof.collapse([evaluate(parse_script(str(path), path.read_bytes()), {}, set(), launch_of)])
+    assert [[str(a) for a in o.assumptions] for o in outcomes] == [["[nvidia-smi] is true"], ["[nvidia-smi] is false"]]
+    assert len(validate_script(str(path), None, Options()).profiles) == 2

@@ -99,10 +99,11 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
     stack_inputs = _StackInputs(path, data, opts)
     all_launches = []
     parsed: dict = {}
-    for env in envs:
-        outcomes = evaluate(
-            script, env, unset, launch_of, ambient=ambient, budget=opts.budget, parsed=parsed, read_file=read_file
-        )
+    evaluated = [
+        evaluate(script, env, unset, launch_of, ambient=ambient, budget=opts.budget, parsed=parsed, read_file=read_file)
+        for env in envs
+    ]
+    for outcomes in prof.collapse(evaluated):  # profiles that launch the same thing are one
         for outcome in outcomes:
             profile = outcome.profile
             launches = []

@@ -40,9 +40,19 @@ def is_unknown(value) -> bool:
     return isinstance(value, Unknown)
 
 
-# A profile's switch may be set to a value nobody can know: the evaluator then
-# forks at each test of it and records what it assumed (an Assumption).
-FROM_ENVIRONMENT = "from-environment"
+class _Other:
+    """A profile value: the switch is set, to none of the literals the script compares it with.
+
+    Not a string, so it can never be taken for what a script or user wrote; a
+    profile shows it as an Assumption (`DEVICE not in {gpu, npu}`)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "OTHER"
+
+
+OTHER = _Other()
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +75,8 @@ class Assumption:
             return f"{self.subject} not in {{{', '.join(self.values)}}}"
         if self.relation == "other":
             return f"{self.subject}: none of the tested values"
+        if self.relation == "set":
+            return f"{self.subject} set"
         return f"[{self.subject}] is {self.relation}"
 
     def as_json(self) -> dict:
@@ -81,7 +93,7 @@ class Profile:
 
     @staticmethod
     def of(env: dict, assumptions=()) -> Profile:
-        return Profile(tuple((k, v) for k, v in env.items() if v != FROM_ENVIRONMENT), tuple(assumptions))
+        return Profile(tuple((k, v) for k, v in env.items() if v is not OTHER), tuple(assumptions))
 
     def value(self, name: str) -> str | None:
         """The switch's value in this profile: set by the profile or assumed equal to a literal."""

@@ -10,17 +10,19 @@ state; each end state records its assumptions, its launches and its notes.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
 from ..source import reader
-from ..values import FROM_ENVIRONMENT, Assumption, Profile
+from ..values import OTHER, Assumption, Profile
 from . import conditions as cond
 from .expand import ShellExit, WordExpander, word_groups
 from .nodes import static_text, variable_of
 from .notes import Note, NoteKind
 from .parse import Script, parse_script
+from .profiles import other_exclusions, scan
 from .state import Budget, State, Var, elements_of, scalar_of
-from .words import Field, Unknown, join_field, split_fields
+from .words import Field, Loc, Unknown, join_field, join_pieces, split_fields
 
 ALWAYS_SET = frozenset(
     {
@@ -108,6 +110,9 @@ class Context:
         self.always_set = ALWAYS_SET
         self.read_file = read_file  # path -> bytes | None (the pipeline's one reader)
         self.parsed: dict[str, Script] = {}
+        self.main_path: str | None = None  # the file of the script evaluated (not a sourced one)
+        self.running: list[str] = []  # scripts that started the one evaluated now (bash FILE)
+        self.wrapped_runs = 0
 
     def missing(self, name: str) -> Field | None:
         """The value of a variable nobody set: unset (None) or unknown from the environment."""
@@ -122,6 +127,7 @@ class Interpreter(WordExpander):
     def __init__(self, script: Script, ctx: Context):
         self.script = script
         self.ctx = ctx
+        self._prefix_vars: dict = {}  # `NAME=value` before a script started as a program
 
     # ---- notes --------------------------------------------------------
     def note(self, st: State, loc, kind: NoteKind, message: str, key=None) -> None:
@@ -147,11 +153,17 @@ class Interpreter(WordExpander):
         for name, value in (self.ctx.ambient or {}).items():
             st.vars[name] = Var(Field.of(value), exported=True)
         for name, value in env.items():
-            if value == FROM_ENVIRONMENT:
-                unknown = Unknown("${" + name + "}", f"environment variable {name}")
-                st.vars[name] = Var(Field((unknown,)), exported=True)
-            elif value is not None:
+            if value is not None and value is not OTHER:
                 st.vars[name] = Var(Field.of(value), exported=True)
+        if any(v is OTHER for v in env.values()):
+            # a switch set to "none of the literals": unknown text, known not to be them
+            info = scan(self.script, read_file=self.ctx.read_file)
+            for name, value in env.items():
+                if value is OTHER:
+                    names, literals = other_exclusions(info, name)
+                    unknown = Unknown("${" + name + "}", f"environment variable {name}")
+                    st.vars[name] = Var(Field((unknown,)), exported=True)
+                    st.excluded = {**st.excluded, **{n: literals for n in names}}
         st.vars["BASH_SOURCE"] = Var((Field.of(self.ctx.script_name),))
         return self.exec_block(self.script.root, [st], 0)
 
@@ -305,6 +317,11 @@ class Interpreter(WordExpander):
                 yes, no = s.fork(), s
                 yes.status, no.status = 0, 1
                 refined = self._equality_test(node)
+                if refined is not None and refined[1] in s.excluded.get(refined[0], ()):
+                    # `[ "$X" = lit ]` where X is known not to be lit on this path
+                    s.status = 0 if not refined[2] else 1
+                    out.append((s, s.status == 0))
+                    continue
                 if refined is not None:
                     # `[ "$X" = lit ]` on an unknown X: X is lit on one side, not lit on the other
                     var, literal, positive = refined
@@ -486,14 +503,21 @@ class Interpreter(WordExpander):
         if init is not None:
             self._arith_node(init, st)
         states, done = [st], []
-        for _ in range(self.ctx.budget.loop_iterations):
+        label = f"(( {self.script.text(test)} ))" if test is not None else ""
+        for iteration in range(self.ctx.budget.loop_iterations):
             nxt = []
             for s in states:
                 ok = self._arith_node(test, s) if test is not None else 1
                 if ok is None:
-                    done.append(self.give_up(s, node, "loop condition depends on an unknown value"))
-                    continue
-                if not ok:
+                    # an unknown bound (`i < NNODES`): the loop may not run at all, or run
+                    # once; after one pass assume it ends (as for an unknown `while`)
+                    if iteration > 0 or any(a.subject == label for a in s.assumptions):
+                        done.append(s)
+                        continue
+                    skip = s.fork()
+                    done.append(skip.assume(Assumption(label, "false")))
+                    s.assume(Assumption(label, "true"))
+                elif not ok:
                     done.append(s)
                     continue
                 for r in self.exec(body, s, depth):
@@ -867,10 +891,12 @@ class Interpreter(WordExpander):
         if keyword == "readonly" or "r" in flags:
             attrs["readonly"] = True
         local = keyword == "local" or (keyword in ("declare", "typeset") and st.locals_stack and "g" not in flags)
-        for group in word_groups(node.children[1:]):
+        for group in word_groups(node.children[1:], self.script.source):
             c = group[0]
             if c.type == "variable_assignment":
                 self.assign_node(c, st, local=local, attrs=attrs, extra=group[1:])
+                if "i" in flags:  # declare -i V=A*B: the value is arithmetic
+                    self._integer_value(self.script.text(c.child_by_field_name("name")), st)
             elif c.type == "variable_name" or (c.type == "word" and self.script.text(c)[:1] not in "-+"):
                 name = self.script.text(c)
                 if "f" in flags:
@@ -896,6 +922,15 @@ class Interpreter(WordExpander):
                     self._declare_text(f, st, local, attrs)
         st.status = 0
         return [st]
+
+    def _integer_value(self, name: str, st: State) -> None:
+        var = st.vars.get(name)
+        if var is None or not isinstance(var.value, Field):
+            return
+        value = self.eval_arith_text(var.value.value, st) if var.value.known else None
+        shown = f"$(({var.value.display}))"
+        text = str(value) if value is not None else Unknown(shown, "arithmetic on an unknown value")
+        st.set_var(name, Field((text,), var.value.loc))
 
     def _declare_text(self, f: Field, st: State, local: bool, attrs: dict) -> None:
         if not f.known:
@@ -951,7 +986,7 @@ class Interpreter(WordExpander):
             else:
                 flat.append(c)
         assigns, words = [], []
-        for group in word_groups(flat):
+        for group in word_groups(flat, self.script.source):
             if not words and group[0].type == "variable_assignment":
                 assigns.append(group)
             else:
@@ -960,6 +995,12 @@ class Interpreter(WordExpander):
         argv = []
         for group in words:
             argv.extend(split_fields(self.group_chunks(group, st), ifs, self.script.loc(group[0])))
+        if argv and assigns and self._wrapped_script(argv[0].value or "", argv) is not None:
+            # `STAGE=x bash other.sh`: the assignments are exported to that script only
+            inner = st.fork()
+            for group in assigns:
+                self.assign_node(group[0], inner, extra=group[1:], attrs={"exported": True})
+            self._prefix_vars = {k: v for k, v in inner.vars.items() if st.vars.get(k) is not v}
         if not argv:
             for group in assigns:
                 self.assign_node(group[0], st, extra=group[1:])
@@ -967,6 +1008,28 @@ class Interpreter(WordExpander):
             return [st]
         last = words[-1]
         last_word = self.script.source[last[0].start_byte : last[-1].end_byte].decode("utf-8", "replace")
+        blank = _ESCAPED_BLANK_AT_END.match(self.script.source, last[-1].end_byte)
+        if blank is not None:
+            # `\ ` at the end of a line: not a continuation. bash passes the escaped blank
+            # as a word (or the end of the last one) and the command ends on this line.
+            at = blank.start(2) - 1
+            row = self.script.source.count(b"\n", 0, at)
+            col = at - (self.script.source.rfind(b"\n", 0, at) + 1)
+            loc = Loc(self.script.path, row + 1, self.script.char_col(row, col) + 1)
+            text = blank.group(2).decode()
+            if blank.group(1):
+                argv.append(Field.of(text, loc))
+                last_word = "\\" + text
+            else:
+                argv[-1] = Field(join_pieces((*argv[-1].pieces, text)), argv[-1].loc)
+                last_word += "\\" + text
+            self.note(
+                st,
+                loc,
+                NoteKind.ESCAPED_BLANK,
+                "a blank after this backslash: bash passes ' ' and the command ends on this line "
+                "(the lines below are not its arguments)",
+            )
         return self.run_command(node, argv, st, depth, last_word)
 
     def run_command(self, node, argv: list[Field], st: State, depth: int, last_word: str = "") -> list[State]:
@@ -1006,8 +1069,77 @@ class Interpreter(WordExpander):
                     if not r.flow:
                         r.flow, r.flow_arg = "exit", r.status
             return results
+        wrapped = self._wrapped_script(name, argv)
+        if wrapped is not None:
+            return self.run_script(wrapped[0], wrapped[1], st, depth, node)
         st.status = None  # an external command: its outcome is unknown
         return [st]
+
+    def _wrapped_script(self, name: str, argv: list[Field]):
+        """(path, arguments) for `bash FILE ARGS`, `sh FILE ARGS`, `./FILE.sh ARGS` when
+        FILE is known and exists; None for anything else (`bash -c`, an unknown path)."""
+        if name in ("bash", "sh"):
+            rest = argv[1:]
+            while rest and rest[0].known and rest[0].value.startswith("-") and rest[0].value not in ("-", "--"):
+                if rest[0].value in ("-c", "-i", "-s") or rest[0].value.startswith("--"):
+                    return None
+                rest = rest[1:]
+            if rest and rest[0].value in ("-", "--"):
+                rest = rest[1:]
+            if not rest or not rest[0].known:
+                return None
+            target, args = rest[0].value, rest[1:]
+        elif "/" in name:
+            target, args = name, argv[1:]
+        else:
+            return None
+        path = self._resolve_source(target)
+        if path is None or (name not in ("bash", "sh") and not _is_shell_script(path)):
+            return None
+        return path, args
+
+    def run_script(self, path: str, args: list[Field], st: State, depth: int, node) -> list[State]:
+        """A script started as a program: a new bash with the exported variables and these
+        positional arguments, read (never run) like the main script. Its launches are the
+        caller's; arguments passed in keep the location of the caller's words."""
+        if st.source_depth >= self.ctx.budget.source_depth:
+            return [self.give_up(st, node, f"scripts nested deeper than {self.ctx.budget.source_depth}")]
+        running = self.ctx.running
+        if os.path.abspath(path) in running or os.path.abspath(self.ctx.main_path or "") == os.path.abspath(path):
+            return [self._unfollowed(st, self.script.loc(node), f"{path} starts itself again: not followed twice")]
+        self.ctx.wrapped_runs += 1
+        if self.ctx.wrapped_runs > self.ctx.budget.states:
+            return [self._unfollowed(st, self.script.loc(node), f"more than {self.ctx.budget.states} scripts started")]
+        script = self.ctx.parsed.get(path)
+        if script is None:
+            data = self.ctx.read_file(path)
+            if data is None:
+                return [self._unfollowed(st, self.script.loc(node), f"cannot read {path}")]
+            script = parse_script(path, data)
+            self.ctx.parsed[path] = script
+        prefix, self._prefix_vars = self._prefix_vars, {}
+        exported = {k: v for k, v in {**st.vars, **prefix}.items() if v.exported}
+        child = State(vars=exported, funcs={}, positional=tuple(args))
+        child.vars["BASH_SOURCE"] = Var((Field.of(path),))
+        child.launches, child.notes = list(st.launches), list(st.notes)
+        child.assumptions, child.incomplete, child.excluded = st.assumptions, st.incomplete, st.excluded
+        child.source_depth = st.source_depth + 1
+        saved = self.script, self.ctx.script_name, self.ctx.main_path
+        running.append(os.path.abspath(saved[2] or ""))
+        self.script, self.ctx.script_name, self.ctx.main_path = script, path, path
+        try:
+            ends = self.exec_block(script.root, [child], depth)
+        finally:
+            self.script, self.ctx.script_name, self.ctx.main_path = saved
+            running.pop()
+        out = []
+        for end in ends:
+            outer = st.fork()
+            outer.launches, outer.notes = end.launches, end.notes
+            outer.incomplete, outer.assumptions = end.incomplete, end.assumptions
+            outer.status = end.flow_arg if end.flow == "exit" else end.status
+            out.append(outer)
+        return out
 
     def call_function(self, name, args, st: State, depth: int, loc) -> list[State]:
         script, body = st.funcs[name]
@@ -1157,11 +1289,19 @@ class Interpreter(WordExpander):
         st.source_depth += 1
         saved_script = self.script
         self.script = script
+        # BASH_SOURCE is a stack, [0] the file being read: its path as found from here
+        # (so that `$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)` in it is its directory)
+        outer_source = st.vars.get("BASH_SOURCE")
+        st.vars["BASH_SOURCE"] = Var((Field.of(path, target.loc), *elements_of(outer_source)))
         try:
             results = self.exec_block(script.root, [st], depth)
         finally:
             self.script = saved_script
         for r in results:
+            if outer_source is not None:
+                r.vars["BASH_SOURCE"] = outer_source
+            else:
+                r.vars.pop("BASH_SOURCE", None)
             r.source_depth -= 1
             if len(argv) > 2:
                 r.positional = saved_positional
@@ -1178,6 +1318,10 @@ class Interpreter(WordExpander):
         )
         for c in candidates:
             if os.path.isfile(c):
+                if os.path.isabs(c) and not os.path.isabs(self.script.path):
+                    # one name per file: relative, as the script's own path is
+                    rel = os.path.relpath(c)
+                    return rel if not rel.startswith("..") else os.path.normpath(c)
                 return os.path.normpath(c)
         return None
 
@@ -1188,7 +1332,23 @@ class Interpreter(WordExpander):
         return st
 
     def b_eval(self, node, argv, st, depth, loc):
-        return [self._unfollowed(st, loc, "eval is never evaluated")]
+        """`eval` of text known statically is read as bash reads it (and never run);
+        its launches are reported at the `eval` line. Unknown text is not followed."""
+        args = argv[1:]
+        if not all(a.known for a in args):
+            shown = " ".join(a.display for a in args)
+            return [self._unfollowed(st, loc, f"eval of text that is not known statically ({shown[:60]})")]
+        text = " ".join(a.value for a in args)
+        if not text.strip():
+            st.status = 0
+            return [st]
+        snippet = _EvalText(self.script.path, text.encode(), loc)
+        saved = self.script
+        self.script = snippet
+        try:
+            return self.exec_block(snippet.root, [st], depth)
+        finally:
+            self.script = saved
 
     def b_declare(self, node, argv, st, depth, loc):
         keyword = argv[0].value
@@ -1248,6 +1408,30 @@ class Interpreter(WordExpander):
         return [st]
 
 
+def _is_shell_script(path: str) -> bool:
+    """A file run as a program that is a shell script: *.sh, or a `#!...sh` first line."""
+    if path.endswith(".sh"):
+        return True
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline(200)
+    except OSError:
+        return False
+    return first.startswith(b"#!") and first.rstrip().split(b"/")[-1].split(b" ")[-1] in (b"bash", b"sh")
+
+
+class _EvalText(Script):
+    """The text an `eval` runs: every location in it is the `eval` command's."""
+
+    def __init__(self, path: str, source: bytes, at: Loc):
+        parsed = parse_script(path, source)
+        super().__init__(path, parsed.source, parsed.tree)
+        self.at = at
+
+    def loc(self, node) -> Loc:
+        return self.at
+
+
 def _printf(fmt: Field, args: list[Field]) -> Field | None:
     if not fmt.known or not all(a.known for a in args):
         return None
@@ -1301,6 +1485,7 @@ _BUILTINS = {
     "getopts": Interpreter.b_getopts,
 }
 
+_ESCAPED_BLANK_AT_END = re.compile(rb"([ \t]*)\\([ \t])[ \t]*(?:#[^\n]*)?(?:\r?\n|$)")
 _REDIRECTS = {"file_redirect", "heredoc_redirect", "herestring_redirect"}
 _ERREXIT_TYPES = {"command", "pipeline", "subshell", "redirected_statement", "test_command", "compound_statement"}
 
@@ -1326,6 +1511,10 @@ def outcome_of(st: State, env: dict) -> Outcome:
         else a
         for a in st.assumptions
     )
+    for name, value in env.items():  # a switch the profile sets to none of its literals
+        if value is OTHER:
+            excluded = tuple(sorted(st.excluded.get(name, ())))
+            assumptions += (Assumption(name, "not in", excluded) if excluded else Assumption(name, "set"),)
     return Outcome(dict(env), assumptions, status, code, list(st.launches), list(st.notes))
 
 
@@ -1348,6 +1537,7 @@ def evaluate(
     )
     if parsed is not None:
         ctx.parsed = parsed
+    ctx.main_path = script.path
     interp = Interpreter(script, ctx)
     states = interp.run(env)
     return [outcome_of(st, env) for st in states]

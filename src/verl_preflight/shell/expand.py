@@ -12,7 +12,9 @@ import re
 
 from .arith import ArithError, Arithmetic
 from .notes import Note, NoteKind
+from .parse import arithmetic_text, expansion_operand_arithmetic
 from .state import State, elements_of, scalar_of
+from .substitution import CommandOutput
 from .words import (
     BREAK,
     DEFAULT_IFS,
@@ -133,21 +135,30 @@ def decode_ansi_c(body: str) -> str:
     return "".join(out)
 
 
+_MAY_START_EARLY = frozenset(
+    {"simple_expansion", "expansion", "command_substitution", "arithmetic_expansion", "process_substitution"}
+)
 _NAME_PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]|[@*#?$!-]")
 
 
-def word_groups(nodes) -> list[list]:
-    """Group sibling nodes into bash words: nodes with no gap between them are one word."""
+def word_groups(nodes, source: bytes | None = None) -> list[list]:
+    """Group sibling nodes into bash words: nodes with no gap between them are one word,
+    and so are nodes joined by a backslash-newline (`X='a'\\` newline `'b'`), which
+    tree-sitter-bash splits and bash removes."""
     groups: list[list] = []
     for node in nodes:
-        if groups and groups[-1][-1].end_byte == node.start_byte:
+        if groups and (
+            groups[-1][-1].end_byte == node.start_byte
+            or source is not None
+            and source[groups[-1][-1].end_byte : node.start_byte] in (b"\\\n", b"\\\r\n")
+        ):
             groups[-1].append(node)
         else:
             groups.append([node])
     return groups
 
 
-class WordExpander:
+class WordExpander(CommandOutput):
     """Expansion methods; the interpreter provides script, ctx and lookups."""
 
     # ---- entry points -------------------------------------------------
@@ -155,7 +166,7 @@ class WordExpander:
         """Full expansion of command words, with field splitting."""
         out: list[Field] = []
         ifs = self.ifs(st)
-        for group in word_groups(nodes):
+        for group in word_groups(nodes, self.script.source):
             out.extend(split_fields(self.group_chunks(group, st), ifs, self.script.loc(group[0])))
         return out
 
@@ -240,6 +251,17 @@ class WordExpander:
     # ---- chunks -------------------------------------------------------
     def chunks(self, node, st: State, quoted: bool) -> list:
         t = node.type
+        if t in _MAY_START_EARLY:
+            # tree-sitter-bash can start an expansion at the blanks before it
+            # ("${A:-1} $B", "${A:-1} ${B}"): that text belongs to the word, before it.
+            text = self.script.text(node)
+            lead = text[: len(text) - len(text.lstrip())]
+            if lead:
+                return [Chunk(lead, quoted, True, self.script.loc(node)), *self._chunks(node, st, quoted)]
+        return self._chunks(node, st, quoted)
+
+    def _chunks(self, node, st: State, quoted: bool) -> list:
+        t = node.type
         loc = self.script.loc(node)
         if t in LITERAL_TYPES:
             text = self.script.text(node)
@@ -265,6 +287,13 @@ class WordExpander:
             return self._simple_expansion(node, st, quoted, loc)
         if t == "expansion":
             return self._expansion(node, st, quoted, loc)
+        if t == "command_substitution":
+            expr = arithmetic_text(self.script.text(node))
+            if expr is not None:  # `$((A + B))` read as `$( (A + B) )` inside `${X:-...}`
+                return self._arith_chunks(expr, node, st, quoted, loc)
+            output = self.command_output(node, st)
+            if output is not None:
+                return [Chunk(p, quoted, False, loc) for p in output.pieces] or [Chunk("", quoted, False, loc)]
         if t in ("command_substitution", "process_substitution"):
             why = "output of a command" if t == "command_substitution" else "a process substitution"
             return [Chunk(Unknown(self.script.text(node), why), quoted, False, loc)]
@@ -328,9 +357,9 @@ class WordExpander:
     def _is_all_elements(self, node) -> bool:
         """`$@`, `${X[@]}` (and `${X[@]...}`): expansions that yield one field per element."""
         if node.type == "simple_expansion":
-            return self.script.text(node) == "$@"
+            return self.script.text(node).lstrip() == "$@"
         if node.type == "expansion":
-            text = self.script.text(node)
+            text = self.script.text(node).lstrip()
             if text == "${@}" or text.startswith("${@:") or text.startswith("${@/"):
                 return True
             for c in node.named_children:
@@ -368,7 +397,7 @@ class WordExpander:
         return [Chunk(p, quoted, False, value.loc or loc) for p in value.pieces]
 
     def _simple_expansion(self, node, st: State, quoted: bool, loc) -> list:
-        name = self.script.text(node)[1:]
+        name = self.script.text(node).lstrip()[1:]
         if name in ("@", "*"):
             return self._elements_chunks(list(st.positional), quoted, loc, name == "*")
         return self._value_chunks(self.param_scalar(name, st, loc), quoted, loc)
@@ -456,6 +485,8 @@ class WordExpander:
                 index = idx
         if prefix == "#":
             return self._length(name, index, st, quoted, loc)
+        if index is None and name in ("@", "*"):
+            index = name  # ${@:1}, ${*/a/b}: every positional parameter
         if index in ("@", "*"):
             values = self._all_elements(name, st)
             if not ops:
@@ -575,7 +606,18 @@ class WordExpander:
             return [Chunk(Unknown(f"${{#{name}}}", "length of an unknown value"), quoted, False, loc)]
         return [Chunk(str(len(value.value)), quoted, False, loc)]
 
+    def _arith_chunks(self, expr: str, node, st: State, quoted: bool, loc) -> list:
+        value = self.eval_arith_text(expr, st)
+        piece = str(value) if value is not None else Unknown(self.script.text(node), "arithmetic on an unknown value")
+        return [Chunk(piece, quoted, False, loc)]
+
     def _operand(self, nodes, st: State, quoted: bool) -> list:
+        for n in nodes:
+            if n.type == "ERROR" and n.parent is not None and n.parent.type == "expansion":
+                # `${X:-$(((A + B) * C))}`: tree-sitter-bash cannot parse it; bash can
+                expr = expansion_operand_arithmetic(self.script, n.parent)
+                if expr is not None:
+                    return self._arith_chunks(expr, n.parent, st, quoted, self.script.loc(n))
         out = []
         for i, n in enumerate(nodes):
             if i and n.start_byte > nodes[i - 1].end_byte:

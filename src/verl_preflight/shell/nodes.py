@@ -32,7 +32,10 @@ def variable_of(script, node, with_default: bool = True) -> str | None:
             return None
         node = inner[0]
     if node.type == "simple_expansion":
-        name = script.text(node)[1:]
+        text = script.text(node)
+        if text[:1] != "$":
+            return None  # a node that starts before its `$`: text precedes the expansion
+        name = text[1:]
         return name if name.replace("_", "a").isalnum() and not name[0].isdigit() else None
     if node.type == "expansion":
         named = [c for c in node.children if c.type == "variable_name"]

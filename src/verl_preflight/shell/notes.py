@@ -21,6 +21,7 @@ class NoteKind(StrEnum):
     ARITHMETIC = "arithmetic"
     TEST_SYNTAX = "test-syntax"
     READONLY = "readonly"
+    ESCAPED_BLANK = "escaped-blank"  # `\ ` at a line end: no continuation
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ the script; each ERROR or MISSING node becomes one note with its location.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -55,7 +56,22 @@ class Script:
 
 
 def parse_script(path: str, source: bytes) -> Script:
-    return Script(path=path, source=source, tree=_parser().parse(source))
+    tree = _parser().parse(source)
+    if tree.root_node.has_error:
+        patched = _COMMENT_IN_BACKTICKS.sub(_blank_comment, source)
+        if patched != source:
+            source, tree = patched, _parser().parse(patched)
+    return Script(path=path, source=source, tree=tree)
+
+
+# `` `# note` `` between the words of a continued command: an empty command substitution
+# (bash gives no word). tree-sitter-bash lets the comment run over the closing backtick;
+# `:` and blanks of the same length mean the same to bash and keep every offset.
+_COMMENT_IN_BACKTICKS = re.compile(rb"(?<=[ \t])`#[^`\n]*`(?=[ \t]|\\?\r?\n|$)")
+
+
+def _blank_comment(m: re.Match) -> bytes:
+    return b"`:" + b" " * (len(m.group(0)) - 3) + b"`"
 
 
 def syntax_notes(script: Script) -> list[Note]:
@@ -72,6 +88,8 @@ def syntax_notes(script: Script) -> list[Note]:
             findings.append(Note(NoteKind.SYNTAX, loc, f"bash syntax: missing '{node.type}' here"))
             continue
         if node.is_error:
+            if _bash_accepts(script, node):
+                continue
             quote = _unclosed_quote(script.source, node.start_byte, node.end_byte)
             if quote is not None:
                 line = script.source.count(b"\n", 0, quote) + 1
@@ -124,3 +142,40 @@ def _unclosed_quote(source: bytes, start: int, end: int) -> int | None:
     if quote is None:
         return None
     return first_multiline if first_multiline is not None else open_at
+
+
+_ARITH_TEXT = re.compile(r"\$\(\((.*)\)\)", re.DOTALL)
+
+
+def arithmetic_text(text: str) -> str | None:
+    """The expression of `$((...))` when the text is exactly one, with balanced parentheses."""
+    m = _ARITH_TEXT.fullmatch(text.strip())
+    if m is None:
+        return None
+    depth = 0
+    for ch in m.group(1):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth < 0:
+            return None
+    return m.group(1) if depth == 0 else None
+
+
+def _bash_accepts(script: Script, node) -> bool:
+    """Error nodes over text bash parses: a `\\` before the end of the file, and
+    `$(((a + b) * c))` as the operand of `${X:-...}` (the evaluator reads both)."""
+    if not script.source[node.start_byte :].strip(b" \t\r\n\\"):
+        return script.source[node.start_byte : node.end_byte].strip() in (b"\\", b"")
+    parent = node.parent
+    if parent is not None and parent.type == "expansion":
+        return expansion_operand_arithmetic(script, parent) is not None
+    return False
+
+
+def expansion_operand_arithmetic(script: Script, node) -> str | None:
+    """For `${X:-$((...))}` (any operator): the arithmetic expression of the operand."""
+    text = script.text(node).strip()
+    for op in (":-", ":=", ":+", ":?", "-", "=", "+", "?"):
+        head, sep, rest = text.partition(op)
+        if sep and head.startswith("${") and head[2:].replace("_", "a").isalnum() and rest.endswith("}"):
+            return arithmetic_text(rest[:-1])
+    return None

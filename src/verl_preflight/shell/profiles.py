@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass, field
 
 from ..source import reader
-from ..values import FROM_ENVIRONMENT
+from ..values import OTHER
 from .nodes import DEFAULT_OPS, static_text, variable_of
 from .parse import Script, parse_script
 
@@ -128,7 +128,7 @@ def _tested(result: Scan, name: str, literal: str | None, presence: bool = False
     values = result.tested.setdefault(name, [])
     _note_order(result, name)
     if presence:
-        for v in (None, FROM_ENVIRONMENT):  # unset, or set to something the tool cannot know
+        for v in (None, OTHER):  # unset, or set to something the tool cannot know
             if v not in values:
                 values.append(v)
     elif literal is not None and literal not in values:
@@ -136,13 +136,25 @@ def _tested(result: Scan, name: str, literal: str | None, presence: bool = False
 
 
 def _maybe_source(script: Script, node, result: Scan, depth: int, seen: set, read_file) -> None:
+    """Follow `source FILE` and a script started as a program (`bash FILE`, `./FILE.sh`)."""
     name = node.child_by_field_name("name")
-    if name is None or script.text(name) not in ("source", "."):
+    if name is None:
         return
     args = [c for i, c in enumerate(node.children) if node.field_name_for_child(i) == "argument"]
-    if not args:
+    words = [script.text(name), *(static_text(script, a) for a in args)]
+    while words and words[0] in ("exec", "nohup", "command", "time"):
+        words = words[1:]
+    if words and words[0] in ("bash", "sh"):
+        words = [w for w in words[1:] if w is None or not w.startswith("-")]
+    elif words and words[0] is not None and (words[0].endswith(".sh") or words[0].startswith("./")):
+        pass
+    elif words and words[0] in ("source", "."):
+        words = words[1:]
+    else:
         return
-    target = static_text(script, args[0])
+    if not words:
+        return
+    target = words[0]
     if target is None or "\0" in target:
         return
     path = os.path.normpath(os.path.join(os.path.dirname(script.path), target))
@@ -201,9 +213,20 @@ _COMPLEMENTS = {
 
 
 def _complement(value: str) -> str:
-    """A value that does not equal the only literal a switch is compared with: its
-    usual opposite, else "set to something else", which the evaluator forks on."""
-    return _COMPLEMENTS.get(value, FROM_ENVIRONMENT)
+    """A value that does not equal the only literal a switch is compared with: its usual
+    opposite, else OTHER (set, but to none of the literals the script compares it with)."""
+    return _COMPLEMENTS.get(value, OTHER)
+
+
+def other_exclusions(info: Scan, name: str) -> tuple[set, frozenset]:
+    """For a switch set to OTHER: the variables that carry it (itself and `A=${NAME...}`)
+    and the literals it is not."""
+    names = {name} | {a for a, src in info.aliases.items() if src == name}
+    literals = {v for n in names for v in info.tested.get(n, ()) if isinstance(v, str)}
+    default = info.defaults.get(name)
+    if default is not None:
+        literals.add(default)
+    return names, frozenset(literals)
 
 
 def enumerate_profiles(dims: list[Dimension], cap: int) -> tuple[list[dict], int]:
@@ -221,3 +244,64 @@ def enumerate_profiles(dims: list[Dimension], cap: int) -> tuple[list[dict], int
 def unset_inputs(info: Scan) -> set:
     """Variables a profile leaves unset: every input and every dimension."""
     return set(info.inputs) | set(info.tested)
+
+
+def collapse(evaluated: list[list]) -> list[list]:
+    """Profiles that hand verl the same thing are one profile.
+
+    `evaluated` holds, per profile, the evaluator's outcomes (see shell.evaluate).
+    First, forks of one profile that end alike are one outcome. Then profiles whose
+    outcomes have equal launches (every argument's text and origin, in order), exit
+    status and fork labels are merged: the first one's outcomes stand for the group,
+    labelled with only the switches on which the group agrees, with the notes of
+    every member. A switch that only picks `uv run` over `python3` then no longer
+    multiplies the profiles.
+    """
+    groups: dict = {}
+    order: list = []
+    for outcomes in evaluated:
+        outcomes = _merge_forks(outcomes)
+        key = tuple(_outcome_key(o) for o in outcomes)
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append(outcomes)
+    out = []
+    for key in order:
+        members = groups[key]
+        first = members[0]
+        if len(members) > 1:
+            envs = [m[0].env for m in members if m]
+            common = {k: v for k, v in envs[0].items() if all(e.get(k, v) == v and k in e for e in envs)}
+            for i, outcome in enumerate(first):
+                outcome.env = dict(common)
+                notes = list(outcome.notes)
+                for m in members[1:]:
+                    notes.extend(n for n in m[i].notes if n not in notes)
+                outcome.notes = notes
+        out.append(first)
+    return out
+
+
+def _merge_forks(outcomes: list) -> list:
+    """Forks of one profile that end alike (same launches and status) are one outcome,
+    labelled with the assumptions they share."""
+    by_key: dict = {}
+    out = []
+    for o in outcomes:
+        key = _outcome_key(o, with_assumptions=False)
+        first = by_key.get(key)
+        if first is None:
+            by_key[key] = o
+            out.append(o)
+            continue
+        first.assumptions = tuple(a for a in first.assumptions if a in o.assumptions)
+        first.notes = first.notes + [n for n in o.notes if n not in first.notes]
+    return out
+
+
+def _outcome_key(outcome, with_assumptions: bool = True) -> tuple:
+    """What verl receives (module and arguments, from where each came) and how it ends;
+    the launcher in front (`uv run python3`, `python3`) is not part of it."""
+    launches = tuple((la.loc, tuple((f.pieces, f.loc) for f in la.argv[la.entry :])) for la in outcome.launches)
+    return outcome.status, outcome.exit_code, outcome.assumptions if with_assumptions else (), launches

@@ -1,0 +1,20 @@
+"""A backslash followed by a blank at the end of a line: no continuation."""
+
+from __future__ import annotations
+
+from .. import Rule
+
+
+class EscapedBlank(Rule):
+    id = "escaped-blank"
+    severity = "error"
+    stage = "bash"
+    summary = "a blank after the backslash at a line end: the command ends there"
+    why = (
+        "`\\` continues a line only when the newline follows it at once. With a blank (or a comment) after it "
+        "bash passes an escaped blank, ' ', as an argument and ends the command on that line: Hydra refuses "
+        "the ' ' override, and the lines below run as commands of their own."
+    )
+    ground_truth = "bash reference manual, 3.1.2.1 Escape Character (a backslash-newline pair is a continuation)"
+    bad = "python3 -m verl.trainer.main_ppo \\\n    data.train_batch_size=256 \\ # batch\n    trainer.nnodes=1"
+    good = "python3 -m verl.trainer.main_ppo \\\n    data.train_batch_size=256 \\\n    trainer.nnodes=1"
