@@ -207,7 +207,10 @@ def _validate(argv) -> int:
         return _matrix(args)
     start = time.perf_counter()
     files, source, cache, opts = _setup(args)
-    results, unreadable = run_files(files, cache, opts, args.jobs)
+    from .result_cache import ResultCache
+
+    results_cache = ResultCache(source, cache.digest, opts, use_disk=not args.no_cache)
+    results, unreadable = run_files(files, cache, opts, args.jobs, results_cache)
     for r in results:
         r.findings = _reseverity(r.findings, args.severity)
     findings = [f for r in results for f in r.findings]

@@ -16,19 +16,35 @@ from .values import Loc
 SERIAL_BELOW = 8  # fewer scripts than this: worker start-up costs more than it saves
 
 
-def run_files(files, cache, opts, jobs: int = 1):
-    """(results, unreadable): one ScriptResult per readable file, in order; read errors as text."""
+def run_files(files, cache, opts, jobs: int = 1, results_cache=None):
+    """(results, unreadable): one ScriptResult per readable file, in order; read errors as text.
+
+    With a `results_cache` (result_cache.ResultCache), a script whose inputs did not change
+    is not checked again; only the others go through the pipeline (and workers)."""
     from . import parallel
 
     if jobs <= 0:
         jobs = os.cpu_count() or 1
-    if jobs > 1 and len(files) >= SERIAL_BELOW:
-        outcomes = parallel.run(files, cache, opts, jobs, run_one)
+    outcomes: list = [None] * len(files)
+    todo = []
+    for i, path in enumerate(files):
+        cached = results_cache.get(path) if results_cache is not None else None
+        if cached is not None:
+            outcomes[i] = (cached, None)
+        else:
+            todo.append(i)
+    paths = [files[i] for i in todo]
+    if jobs > 1 and len(paths) >= SERIAL_BELOW:
+        fresh = parallel.run(paths, cache, opts, jobs, run_one)
     else:
-        outcomes = [run_one(path, cache, opts) for path in files]
+        fresh = [run_one(path, cache, opts) for path in paths]
+    for i, outcome in zip(todo, fresh, strict=True):
+        outcomes[i] = outcome
+        if results_cache is not None and outcome[0] is not None:
+            results_cache.put(files[i], outcome[0])
     results = [r for r, _ in outcomes if r is not None]
     unreadable = [e for _, e in outcomes if e is not None]
-    if cache is not None:
+    if cache is not None and todo:
         cache.save()
     merge_run_notes(results)
     return results, unreadable

@@ -6,6 +6,7 @@ never raises for a sourced file (None: the shell reports it as not followed).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 
@@ -47,3 +48,38 @@ def reader(max_bytes: int = DEFAULT_MAX_BYTES):
             return None
 
     return read
+
+
+class Recorder:
+    """The reader for one script's run: reads like `reader` and remembers what it read.
+
+    `digests` maps each path read (or looked for) to the SHA-256 of its bytes, None
+    when it could not be read: exactly what a cached result depends on."""
+
+    def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES):
+        self.max_bytes = max_bytes
+        self.digests: dict[str, str | None] = {}
+
+    def note(self, path: str, data: bytes | None) -> None:
+        self.digests[os.path.abspath(path)] = hashlib.sha256(data).hexdigest() if data is not None else None
+
+    def __call__(self, path: str) -> bytes | None:
+        try:
+            data = read_script(path, self.max_bytes)
+        except (ReadError, TooLarge):
+            data = None
+        self.note(path, data)
+        return data
+
+    def text(self, path: str) -> str | None:
+        data = self(path)
+        return None if data is None else data.decode("utf-8", "replace")
+
+
+def digest_of(path: str) -> str | None:
+    """SHA-256 of a file's bytes now; None when it cannot be read."""
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read()).hexdigest()
+    except OSError:
+        return None

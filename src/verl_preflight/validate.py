@@ -23,7 +23,7 @@ from .rules.view import ScriptContext, build_view
 from .shell import profiles as prof
 from .shell.evaluate import Budget, evaluate
 from .shell.parse import parse_script, syntax_notes
-from .source import DEFAULT_MAX_BYTES, ReadError, TooLarge, read_script, reader
+from .source import DEFAULT_MAX_BYTES, ReadError, Recorder, TooLarge, read_script
 from .stack import Stack, find_upwards, header_components, requirement_refs, resolve_stack
 from .values import Loc, Profile
 from .verl_config import ConfigCache
@@ -65,6 +65,7 @@ class ScriptResult:
     profiles: list = field(default_factory=list)
     findings: list = field(default_factory=list)
     fatal: str | None = None
+    deps: dict = field(default_factory=dict)  # every file read: path -> SHA-256 (None: unreadable)
 
 
 def note_finding(note) -> Finding:
@@ -80,7 +81,8 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
         message = f"larger than {opts.max_bytes} bytes: not checked (raise --max-bytes)"
         result.findings.append(FileTooLarge.emit(Loc(path, 1, 1), message))
         return result
-    read_file = reader(opts.max_bytes)
+    read_file = Recorder(opts.max_bytes)
+    read_file.note(path, data)
     script = parse_script(path, data)
     findings = [note_finding(n) for n in syntax_notes(script)]
     info = prof.scan(script, read_file=read_file)
@@ -96,7 +98,7 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
         if total > len(envs):
             message = f"{total} profiles, only the first {len(envs)} were checked (--max-profiles)"
             findings.append(ProfilesCapped.emit(Loc(path, 1, 1), message))
-    stack_inputs = _StackInputs(path, data, opts)
+    stack_inputs = _StackInputs(path, data, opts, read_file)
     all_launches = []
     parsed: dict = {}
     evaluated = [
@@ -126,10 +128,11 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
                         findings.extend(f.in_profile(profile) for f in found)
             result.profiles.append(ProfileResult(profile, outcome.status, launches))
     if opts.schema is not None:
-        findings.extend(run_script_rules(opts.schema, ScriptContext(script, parsed, all_launches)))
+        findings.extend(run_script_rules(opts.schema, ScriptContext(script, parsed, all_launches, read_file.text)))
     sources = {path: data.decode("utf-8", "replace")}
     sources.update({p: s.source.decode("utf-8", "replace") for p, s in parsed.items()})
     result.findings = merge_findings(suppressions.apply(findings, sources))
+    result.deps = dict(read_file.digests)
     return result
 
 
@@ -139,7 +142,8 @@ _TRUE = ("true", "1", "yes", "on")
 class _StackInputs:
     """What the stack of a launch is resolved from, read once per script."""
 
-    def __init__(self, path: str, data: bytes, opts: Options):
+    def __init__(self, path: str, data: bytes, opts: Options, read_file: Recorder):
+        self.read_file = read_file
         self.opts = opts
         self.header = header_components(data.decode("utf-8", "replace"))
         self._path = path
@@ -150,9 +154,9 @@ class _StackInputs:
         if self._requirements is None:
             found = find_upwards(os.path.dirname(self._path) or ".", "requirements-ascend.txt")
             self._requirements = {}
-            if found:
-                with open(found, encoding="utf-8", errors="replace") as fh:
-                    self._requirements = requirement_refs(fh.read())
+            text = self.read_file.text(found) if found else None
+            if text is not None:
+                self._requirements = requirement_refs(text)
         return self._requirements
 
     def stack_of(self, view) -> Stack:

@@ -147,10 +147,11 @@ def _literal(text: str):
 class ScriptContext:
     """What script-level rules see: the parsed files and the launch sites reached."""
 
-    def __init__(self, script, parsed: dict, launches: list):
+    def __init__(self, script, parsed: dict, launches: list, read_text=None):
         self.main_script = script
         self._parsed = parsed
         self._launches = launches
+        self.read_text = read_text or _read_text  # path -> text or None; the pipeline records what is read
 
     def scripts(self):
         return [self.main_script, *self._parsed.values()]
@@ -193,3 +194,11 @@ def build_view(spec, config_name: str | None, profile, cache):
     view = LaunchView(spec, config_name, profile, settings, snap["tree"])
     view.source = cache.source
     return view
+
+
+def _read_text(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return None

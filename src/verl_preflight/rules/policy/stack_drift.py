@@ -30,8 +30,10 @@ class StackDrift(Rule):
         )
         if req is None:
             return []
-        with open(req, encoding="utf-8") as fh:
-            pins = requirement_refs(fh.read())
+        text = ctx.read_text(req)
+        if text is None:
+            return []
+        pins = requirement_refs(text)
         out = []
         for name, ref, pinned, line in drift(header, pins):
             what = f"pinned at {pinned}" if pinned else "not pinned"
