@@ -11,6 +11,11 @@ and the naive approach (hydra.compose for every profile's override list),
 timed on a sample of profiles and scaled to all of them.
 Prints ratios; nothing is asserted (machines are shared and noisy).
 
+Then, for real trees (the project's examples, and ../shared/corpus/verl-v0.7.0
+with its own config tree when it is there), in one run beside shellcheck on the
+same files: cold, warm, warm after touching one file, and the worst single
+script (in-process, cold, no cache), each with its ratio to shellcheck.
+
     python bench/bench_validate.py [--variants N] [--compose-sample N]
 """
 
@@ -82,6 +87,61 @@ def naive_compose_seconds(doc: dict, sample: int) -> tuple[float, int]:
     return (time.perf_counter() - start) / max(1, len(chosen)), len(launches)
 
 
+def _env(tmp: str) -> dict:
+    env = dict(os.environ, XDG_CACHE_HOME=os.path.join(tmp, "cache"))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # a user's install keeps its bytecode
+    return env
+
+
+def worst_script(files: list[str], config: str | None) -> tuple[float, str]:
+    """The slowest single script, checked in-process with no cache (evaluation + checks, no start-up)."""
+    sys.path.insert(0, os.path.join(ROOT, "src"))
+    from verl_preflight.rules.schema import load_schema
+    from verl_preflight.validate import Options, validate_script
+    from verl_preflight.verl_config import ConfigCache, locate
+
+    cache = ConfigCache(locate(config), use_disk=False)
+    opts = Options(schema=load_schema())
+    worst = (0.0, "")
+    for path in files:
+        start = time.perf_counter()
+        validate_script(path, cache, opts)
+        worst = max(worst, (time.perf_counter() - start, path))
+    return worst
+
+
+def tree_rows(name: str, top: str, config: str | None, shellcheck: str | None) -> list[tuple[str, str]]:
+    files = sorted(os.path.join(d, f) for d, _, fs in os.walk(top) for f in fs if f.endswith(".sh"))
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = os.path.join(tmp, "tree")
+        shutil.copytree(top, copy, symlinks=True)
+        files = [os.path.join(copy, os.path.relpath(f, top)) for f in files]
+        env = _env(tmp)
+        cmd = [sys.executable, TOOL, "--format", "json", *(["--verl-config", config] if config else []), *files]
+        timed([sys.executable, "-c", "pass"], env)  # warm the page cache for the interpreter
+        cold, _ = timed(cmd, env)
+        warm, _ = timed(cmd, env)
+        with open(files[len(files) // 2], "a", encoding="utf-8") as fh:
+            fh.write("\n# touched\n")
+        touched, _ = timed(cmd, env)
+        start, _ = timed([sys.executable, "-c", "pass"], env)
+        sc, _ = timed([shellcheck, "-S", "warning", *files]) if shellcheck else (float("nan"), None)
+        worst, worst_path = worst_script(files, config)
+
+    def ratio(x):
+        return f"{x:.2f} s ({x / sc:.2f}x)"
+
+    return [
+        (f"{name}: scripts", f"{len(files)}"),
+        (f"{name}: shellcheck", f"{sc:.2f} s"),
+        (f"{name}: cold", ratio(cold)),
+        (f"{name}: warm", ratio(warm)),
+        (f"{name}: warm, one file touched", ratio(touched)),
+        (f"{name}: worst single script (in-process, cold)", f"{worst:.2f} s ({os.path.relpath(worst_path, copy)})"),
+        (f"{name}: python start-up alone", f"{start:.2f} s"),
+    ]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--variants", type=int, default=5)
@@ -116,6 +176,11 @@ def main() -> int:
         ("naive compose / cold", f"{naive / cold:.1f}x"),
         ("naive compose / warm", f"{naive / warm:.1f}x"),
     ]
+    rows.append(("", ""))
+    rows += tree_rows("examples", os.path.join(ROOT, "examples"), None, shellcheck)
+    corpus = os.path.join(os.path.dirname(ROOT), "shared", "corpus", "verl-v0.7.0")
+    if os.path.isdir(corpus):
+        rows += tree_rows("verl-v0.7.0", corpus, os.path.join(corpus, "verl", "trainer", "config"), shellcheck)
     width = max(len(r[0]) for r in rows)
     for name, value in rows:
         print(f"{name:<{width}}  {value}")
