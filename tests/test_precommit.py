@@ -26,6 +26,11 @@ python3 -m verl.trainer.main_ppo data.train_batch_size=64 actor_rollout_ref.acto
     actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2 trainer.total_epochs=1 "$@"
 """
 BAD = GOOD.replace("trainer.total_epochs=1", "trainer.total_epoch=1")
+# the hook's environment has no megatron-core: the shipped key data still catches the typo
+BAD_KEY = GOOD.replace(
+    "trainer.total_epochs=1",
+    "model_engine=megatron +actor_rollout_ref.actor.megatron.override_transformer_config.recompute_granularty=full",
+)
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +38,7 @@ def user_repo(tmp_path_factory):
     if not os.path.isdir(WHEELS):
         pytest.skip("make has not downloaded the verl wheel (.venv/wheels)")
     repo = tmp_path_factory.mktemp("user-repo")
-    for name, text in (("good.sh", GOOD), ("bad.sh", BAD)):
+    for name, text in (("good.sh", GOOD), ("bad.sh", BAD), ("bad_key.sh", BAD_KEY)):
         (repo / name).write_text(text)
     git = shutil.which("git")
     env = dict(
@@ -62,6 +67,9 @@ def test_hook_fails_on_a_bad_script_and_passes_a_good_one(user_repo, tmp_path_fa
     assert bad.returncode == 1, bad.stdout + bad.stderr
     assert "bad.sh:4:" in bad.stdout and "trainer.total_epoch" in bad.stdout
     assert "override-missing-key" in bad.stdout
+    bad_key = try_repo(user_repo, "bad_key.sh", cache)
+    assert bad_key.returncode == 1, bad_key.stdout + bad_key.stderr
+    assert "recompute_granularty" in bad_key.stdout and "transformer-config-key" in bad_key.stdout
     good = try_repo(user_repo, "good.sh", cache)
     assert good.returncode == 0, good.stdout + good.stderr
     assert "Passed" in good.stdout
