@@ -7,6 +7,7 @@ import os
 import sys
 import time
 
+from . import __version__
 from .runner import run_files
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -23,9 +24,13 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="validate-scripts",
         description="Check verl launch scripts statically: what bash hands verl in every profile, "
-        "checked with Hydra's own semantics. `validate-scripts render SCRIPT` prints the launches.",
+        "checked with Hydra's own semantics.",
+        epilog="`validate-scripts render SCRIPT...` prints what each profile hands verl "
+        "(`validate-scripts render --help`). `--profile current` checks the one profile this machine "
+        "will run. Exit status: 0 no error, 1 errors (or warnings with --strict), 2 could not run.",
     )
-    p.add_argument("paths", nargs="*", help="script files or folders (every *.sh below)")
+    p.add_argument("--version", action="version", version=f"validate-scripts {__version__}")
+    p.add_argument("paths", nargs="*", help="script files or folders (every *.sh below); - reads standard input")
     p.add_argument("--verl-config", metavar="DIR", help="verl's trainer/config folder")
     p.add_argument(
         "--verl",
@@ -39,7 +44,8 @@ def _parser() -> argparse.ArgumentParser:
         "--profile",
         action="append",
         metavar="KEY=VAL[,KEY=VAL...]",
-        help="check only this environment (repeatable); others are unset",
+        help='check only this environment (repeatable; a value with a comma: KEY="a,b"); others are '
+        "unset. `--profile current`: this machine's environment, DEVICE probed like the scripts do",
     )
     p.add_argument("--max-profiles", type=int, default=64)
     p.add_argument("--max-bytes", type=int, default=5 * 1024 * 1024)
@@ -47,9 +53,9 @@ def _parser() -> argparse.ArgumentParser:
         "-j",
         "--jobs",
         type=int,
-        default=0,
+        default=None,
         metavar="N",
-        help="worker processes (default: the CPU count; output is the same for any N)",
+        help="worker processes, at least 1 (default: the CPU count; output is the same for any N)",
     )
     p.add_argument("--strict", action="store_true", help="warnings also fail (exit 1)")
     p.add_argument("--explain", metavar="RULE", help="print a rule's documentation")
@@ -61,12 +67,15 @@ def _parser() -> argparse.ArgumentParser:
         "--color",
         choices=["auto", "always", "never"],
         default="auto",
-        help="colour the severities (auto: on a terminal, unless NO_COLOR is set)",
+        metavar="WHEN",
+        help="colour the severities: auto (the default: on a terminal, unless NO_COLOR is set), always or never",
     )
     return p
 
 
 def parse_profiles(values) -> list[dict] | None:
+    """`KEY=VAL[,KEY=VAL...]` per value. A value may hold commas when quoted (`KEY="a,b"`),
+    and a piece without `=` continues the value before it (`KEY=a,b` is KEY set to `a,b`)."""
     if not values:
         return None
     out = []
@@ -74,17 +83,45 @@ def parse_profiles(values) -> list[dict] | None:
         if value.strip() == "current":
             out.append(CURRENT)
             continue
-        env = {}
-        for item in value.split(","):
-            item = item.strip()
-            if not item:
+        env: dict = {}
+        last = None
+        for item in _split_profile(value):
+            stripped = item.strip()
+            if not stripped:
                 continue
-            key, eq, val = item.partition("=")
-            if not eq or not key.replace("_", "a").isalnum():
+            key, eq, val = stripped.partition("=")
+            if not eq and last is not None:
+                env[last] += "," + _unquote(item)
+                continue
+            if not eq or not key or not key.replace("_", "a").isalnum() or key[0].isdigit():
                 raise UsageError(f"--profile {value!r}: expected KEY=VAL[,KEY=VAL...]")
-            env[key] = val
+            env[key] = _unquote(val)
+            last = key
         out.append(env)
     return out
+
+
+def _split_profile(value: str) -> list[str]:
+    """Split on commas outside single or double quotes."""
+    parts, cur, quote = [], [], None
+    for ch in value:
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == ",":
+            parts.append("".join(cur))
+            cur = []
+            continue
+        cur.append(ch)
+    parts.append("".join(cur))
+    return parts
+
+
+def _unquote(text: str) -> str:
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    return text
 
 
 def main(argv=None) -> int:
@@ -110,6 +147,8 @@ def _setup(args):
 
     if args.max_profiles < 1:
         raise UsageError("--max-profiles must be at least 1")
+    if getattr(args, "jobs", None) is not None and args.jobs < 1:
+        raise UsageError("-j/--jobs must be at least 1 (leave it out for the CPU count)")
     try:
         files = discover(args.paths, getattr(args, "excludes", ()))
     except DiscoverError as err:
@@ -140,8 +179,28 @@ def _setup(args):
         current=current,
         max_bytes=args.max_bytes,
         schema=_schema(getattr(args, "schema", None)),
+        stdin=_stdin(files, args.max_bytes),
     )
     return files, source, cache, opts
+
+
+def _stdin(files, max_bytes: int) -> bytes | None:
+    """The script given as `-`, read once (workers get the bytes, not the stream)."""
+    if "-" not in files:
+        return None
+    return sys.stdin.buffer.read(max_bytes + 1)
+
+
+def _unread_profile_keys(results, pinned) -> list[str]:
+    """Warnings for --profile keys that no checked script ever reads."""
+    if not pinned or not results:
+        return []
+    out = []
+    for key in dict.fromkeys(k for env in pinned for k in env):
+        if not any(key in r.reads for r in results):
+            where = results[0].path if len(results) == 1 else f"any of the {len(results)} scripts"
+            out.append(f"warning: --profile {key}=...: {key} is never read by {where}; it changes nothing")
+    return out
 
 
 def _schema(path):
@@ -176,7 +235,9 @@ def _validate(argv) -> int:
         return _matrix(args)
     start = time.perf_counter()
     files, source, cache, opts = _setup(args)
-    results, unreadable = run_files(files, cache, opts, args.jobs)
+    results, unreadable = run_files(files, cache, opts, args.jobs or 0)
+    for line in _unread_profile_keys(results, opts.pinned):
+        print(f"validate-scripts: {line}", file=sys.stderr)
     for r in results:
         r.findings = _reseverity(r.findings, args.severity)
     findings = [f for r in results for f in r.findings]

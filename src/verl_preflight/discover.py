@@ -13,7 +13,11 @@ def discover(paths, excludes=()) -> list[str]:
     found: list[str] = []
     seen: set[str] = set()
     for path in paths:
-        if os.path.isdir(path):
+        if path == "-":  # the script on standard input
+            if path not in seen:
+                seen.add(path)
+                found.append(path)
+        elif os.path.isdir(path):
             found.extend(_walk(path, seen, excludes))
         elif os.path.exists(path):
             real = os.path.realpath(path)

@@ -39,6 +39,7 @@ class Options:
     ambient: dict | None = None  # tests: the complete environment
     schema: object = None  # rules.schema.Schema; None: no policy rules
     current: bool = False  # --profile current: this machine's environment
+    stdin: bytes | None = None  # the script given as `-`
 
 
 @dataclass
@@ -63,6 +64,7 @@ class ScriptResult:
     profiles: list = field(default_factory=list)
     findings: list = field(default_factory=list)
     fatal: str | None = None
+    reads: set = field(default_factory=set)  # variables the script (or what it sources) expands
 
 
 def note_finding(note) -> Finding:
@@ -73,7 +75,9 @@ def note_finding(note) -> Finding:
 def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> ScriptResult:
     result = ScriptResult(path)
     try:
-        data = read_script(path, opts.max_bytes)
+        data = read_script(path, opts.max_bytes) if path != "-" or opts.stdin is None else opts.stdin
+        if len(data) > opts.max_bytes:
+            raise TooLarge(path)
     except TooLarge:
         message = f"larger than {opts.max_bytes} bytes: not checked (raise --max-bytes)"
         result.findings.append(FileTooLarge.emit(Loc(path, 1, 1), message))
@@ -82,6 +86,7 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
     script = parse_script(path, data)
     findings = [note_finding(n) for n in syntax_notes(script)]
     info = prof.scan(script, read_file=read_file)
+    result.reads = set(info.reads) | set(info.inputs) | set(info.tested)
     unset = prof.unset_inputs(info)
     ambient = opts.ambient
     if opts.current:

@@ -1,0 +1,109 @@
+"""Issue 13: what a new user meets in the first ten minutes (CLI conventions, silent passes,
+settings, messages, render, README commands)."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import sys
+
+import pytest
+from conftest import ROOT
+
+from verl_preflight.cli import main
+
+EXAMPLES = os.path.join(ROOT, "examples")
+Q35 = os.path.join(EXAMPLES, "grpo_trainer", "run_qwen3_5_35b_megatron.sh")
+TOOL = os.path.join(ROOT, "tools", "validate_scripts.py")
+
+TYPO = """\
+#!/usr/bin/env bash
+python3 -m verl.trainer.main_ppo trainer.total_epoch=2 "$@"
+"""
+
+
+def run(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+# ---- 7. CLI conventions ------------------------------------------------------
+
+
+def test_version(capsys):
+    from verl_preflight import __version__
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.strip() == f"validate-scripts {__version__}"
+
+
+def test_dash_reads_the_script_from_stdin(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(TYPO.encode())))
+    code, out, _ = run(capsys, "-")
+    assert code == 1
+    assert "-:2:34: error: Could not override 'trainer.total_epoch'" in out, out
+
+
+def test_explain_unknown_id_suggests_and_list_rules_lists(capsys):
+    code, _, err = run(capsys, "--explain", "override-missing")
+    assert code == 2
+    assert "did you mean override-missing-key" in err and "--list-rules" in err
+    code, out, _ = run(capsys, "--list-rules")
+    from verl_preflight.rules import registry
+
+    assert code == 0
+    assert [ln.split()[0] for ln in out.splitlines()] == list(registry())
+
+
+def test_explain_knows_every_id_the_tool_emits(capsys):
+    from verl_preflight.rules import registry
+
+    emitted = set(registry())
+    # rule ids the Hydra stage names as text (checks/config.py's Problem(...))
+    for name in ("checks/config.py",):
+        with open(os.path.join(ROOT, "src", "verl_preflight", name), encoding="utf-8") as fh:
+            emitted |= set(re.findall(r'Problem\([^,]+, "([a-z-]+)"', fh.read()))
+    assert len(emitted) > 30
+    for rid in sorted(emitted):
+        code, out, _ = run(capsys, "--explain", rid)
+        assert code == 0 and out.startswith(rid + " ("), rid
+
+
+def test_help_shows_render_profile_current_and_color_value(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "validate-scripts render" in out
+    assert "--profile current" in out
+    assert "--color WHEN" in out and "always or never" in out
+
+
+def test_profile_warns_on_a_key_never_read(capsys):
+    code, _, err = run(capsys, "--profile", "DEVCE=npu", Q35)
+    assert code == 0
+    assert "warning: --profile DEVCE=...: DEVCE is never read by" in err
+    code, _, err = run(capsys, "--profile", "DEVICE=npu", Q35)
+    assert "never read" not in err
+
+
+def test_profile_value_with_a_comma():
+    from verl_preflight.cli import parse_profiles
+
+    assert parse_profiles(['DEVICE=npu,NODES="a,b"']) == [{"DEVICE": "npu", "NODES": "a,b"}]
+    assert parse_profiles(["NODES=a,b,DEVICE=npu"]) == [{"NODES": "a,b", "DEVICE": "npu"}]
+    assert parse_profiles(["A=1", "B='x,y'"]) == [{"A": "1"}, {"B": "x,y"}]
+
+
+def test_jobs_zero_is_refused(capsys):
+    code, _, err = run(capsys, "-j", "0", Q35)
+    assert code == 2 and "at least 1" in err
