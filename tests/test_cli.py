@@ -86,7 +86,7 @@ def test_text_findings_are_gcc_style_with_locations(tmp_path, capsys):
     assert ("override-missing-key", 5, 5) in by_rule
     assert ("override-missing-key", 7, 70) in by_rule
     assert "did you mean 'trainer.total_epochs'" in out
-    assert re.match(r"^1 script, 1 profile: 2 errors, 0 warnings \(\d+\.\d+s\)$", lines[-1])
+    assert re.match(r"^1 script, 1 profile, 1 launch: 2 errors, 0 warnings \(\d+\.\d+s\)$", lines[-1])
 
 
 def test_json_finding_shape(tmp_path, capsys):

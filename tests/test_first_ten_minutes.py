@@ -107,3 +107,33 @@ def test_profile_value_with_a_comma():
 def test_jobs_zero_is_refused(capsys):
     code, _, err = run(capsys, "-j", "0", Q35)
     assert code == 2 and "at least 1" in err
+
+
+# ---- 4. silent passes ----------------------------------------------------------
+
+REJECTS = """\
+#!/usr/bin/env bash
+DEVICE=${DEVICE:-gpu}
+case "$DEVICE" in
+  gpu) N=8 ;;
+  *) echo "unsupported $DEVICE"; exit 1 ;;
+esac
+python3 -m verl.trainer.main_ppo trainer.n_gpus_per_node=$N \\
+    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "$@"
+"""
+
+
+def test_text_report_says_what_passed_unchecked(tmp_path, capsys):
+    rejects = write(tmp_path, "rejects.sh", REJECTS)
+    nolaunch = write(tmp_path, "nolaunch.sh", "#!/bin/bash\necho hello\n")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, out, _ = run(capsys, rejects, nolaunch, str(empty))
+    assert code == 0, out
+    assert f"{empty}: note: no *.sh script in this folder" in out
+    assert f"{rejects}: note: profile DEVICE!=gpu is rejected: the script exits by itself there" in out
+    assert f"{nolaunch}: note: no verl launch" in out
+    assert re.search(r"^2 scripts, \d+ profiles, \d+ launch(es)?: 0 errors, 0 warnings", out.splitlines()[-1])
+    assert run(capsys, "--quiet", rejects, nolaunch, str(empty))[1] == ""
+    code, out, _ = run(capsys, str(empty))
+    assert code == 0 and "0 scripts, 0 profiles, 0 launches" in out

@@ -257,7 +257,8 @@ def _validate(argv) -> int:
     else:
         from .report import text
 
-        sys.stdout.write(text.render(results, findings, seconds, args.quiet, _use_color(args.color)))
+        empty = _empty_folders(args.paths, files)
+        sys.stdout.write(text.render(results, findings, seconds, args.quiet, _use_color(args.color), empty))
     for line in unreadable:
         print(f"validate-scripts: {line}", file=sys.stderr)
     if unreadable:
@@ -267,6 +268,17 @@ def _validate(argv) -> int:
     if args.strict and any(f.severity == "warning" for f in findings):
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _empty_folders(paths, files) -> list[str]:
+    """Folders given on the command line in which no script was found."""
+    out = []
+    for p in paths:
+        if p != "-" and os.path.isdir(p):
+            top = os.path.join(os.path.normpath(p), "")
+            if not any(os.path.normpath(f).startswith(top) for f in files):
+                out.append(p)
+    return out
 
 
 def _apply_settings(args) -> None:
