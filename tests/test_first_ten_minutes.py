@@ -4,6 +4,7 @@ settings, messages, render, README commands)."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import sys
@@ -137,3 +138,32 @@ def test_text_report_says_what_passed_unchecked(tmp_path, capsys):
     assert run(capsys, "--quiet", rejects, nolaunch, str(empty))[1] == ""
     code, out, _ = run(capsys, str(empty))
     assert code == 0 and "0 scripts, 0 profiles, 0 launches" in out
+
+
+# ---- 3. --profile current probes the python3 the script runs --------------------
+
+
+@pytest.mark.parametrize("imports,device", [(True, "npu"), (False, "gpu")])
+def test_profile_current_probes_the_first_python3_on_path(tmp_path, capsys, monkeypatch, imports, device):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "python3"
+    log = tmp_path / "argv"
+    # a python3 that "has" torch_npu (or not) and records how it was called
+    fake.write_text(f'#!/bin/sh\necho "$@" >> {log}\nexit {0 if imports else 1}\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.delenv("DEVICE", raising=False)
+    monkeypatch.setenv("USE_MINDSPEED_BRIDGE", "False")
+    code, out, err = run(capsys, "--format", "json", "--profile", "current", Q35)
+    assert code == 0, err
+    assert json.loads(out)["scripts"][0]["profiles"][0]["env"]["DEVICE"] == device
+    assert log.read_text().split() == ["-B", "-c", "import", "torch_npu"]
+    why = f"{fake} imports torch_npu" if imports else f"{fake} cannot import torch_npu"
+    assert f"--profile current: DEVICE={device} ({why})" in err
+
+
+def test_profile_current_takes_device_from_the_environment(capsys, monkeypatch):
+    monkeypatch.setenv("DEVICE", "npu")
+    code, _, err = run(capsys, "--profile", "current", Q35)
+    assert "DEVICE=npu (DEVICE is set in the environment)" in err

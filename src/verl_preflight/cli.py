@@ -169,10 +169,15 @@ def _setup(args):
         raise UsageError(f"cannot read the verl config tree: {err}") from err
     pinned = parse_profiles(args.profile)
     current = bool(pinned) and CURRENT in pinned
+    device = None
     if current:
         pinned = [p for p in pinned if p is not CURRENT] or None
         if pinned:
             raise UsageError("--profile current cannot be combined with other --profile values")
+        from .machine import probe_device
+
+        device, why = probe_device()
+        print(f"validate-scripts: --profile current: DEVICE={device} ({why})", file=sys.stderr)
     opts = Options(
         max_profiles=args.max_profiles,
         pinned=pinned,
@@ -180,6 +185,7 @@ def _setup(args):
         max_bytes=args.max_bytes,
         schema=_schema(getattr(args, "schema", None)),
         stdin=_stdin(files, args.max_bytes),
+        device=device,
     )
     return files, source, cache, opts
 

@@ -40,6 +40,7 @@ class Options:
     schema: object = None  # rules.schema.Schema; None: no policy rules
     current: bool = False  # --profile current: this machine's environment
     stdin: bytes | None = None  # the script given as `-`
+    device: str | None = None  # --profile current: DEVICE as probed once for the run
 
 
 @dataclass
@@ -90,7 +91,7 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
     unset = prof.unset_inputs(info)
     ambient = opts.ambient
     if opts.current:
-        envs, ambient = [current_env(prof.dimensions(info))], dict(os.environ)
+        envs, ambient = [current_env(prof.dimensions(info), opts.device)], dict(os.environ)
     elif opts.pinned:
         envs = [dict(p) for p in opts.pinned]
         unset |= {k for p in envs for k in p}
