@@ -167,3 +167,20 @@ def test_profile_current_takes_device_from_the_environment(capsys, monkeypatch):
     monkeypatch.setenv("DEVICE", "npu")
     code, _, err = run(capsys, "--profile", "current", Q35)
     assert "DEVICE=npu (DEVICE is set in the environment)" in err
+
+
+# ---- 12. SARIF: the tool's own identity, percent-encoded locations ----------------
+
+
+def test_sarif_driver_and_uris(tmp_path, capsys):
+    odd = write(tmp_path, "bad, odd: name #1.sh", TYPO)
+    code, out, _ = run(capsys, "--format", "sarif", odd)
+    doc = json.loads(out)
+    driver = doc["runs"][0]["tool"]["driver"]
+    assert "verl-project/verl" not in out  # not verl's URL: this tool has no public page
+    assert "informationUri" not in driver and driver["fullName"].startswith("verl-preflight ")
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in doc["runs"][0]["results"]}
+    assert uris == {"file://" + str(tmp_path) + "/bad%2C%20odd%3A%20name%20%231.sh"}
+    from verl_preflight.report.sarif import artifact_uri
+
+    assert artifact_uri("examples/a b.sh") == "examples/a%20b.sh"
