@@ -184,3 +184,33 @@ def test_sarif_driver_and_uris(tmp_path, capsys):
     from verl_preflight.report.sarif import artifact_uri
 
     assert artifact_uri("examples/a b.sh") == "examples/a%20b.sh"
+
+
+# ---- 8. settings ---------------------------------------------------------------------
+
+
+def test_settings_unknown_key_and_rule_id_name_the_file(tmp_path, capsys, monkeypatch):
+    script = write(tmp_path, "typo.sh", TYPO)
+    pyproject = tmp_path / "pyproject.toml"
+    monkeypatch.chdir(tmp_path)
+    pyproject.write_text('[tool.validate-scripts]\npath = ["."]\n')
+    code, _, err = run(capsys, script)
+    assert code == 2
+    assert f"[tool.validate-scripts] in {pyproject}: unknown key 'path' (did you mean 'paths'?" in err
+    pyproject.write_text('[tool.validate-scripts]\nseverity = { override-missing = "off" }\n')
+    code, _, err = run(capsys, script)
+    assert code == 2
+    assert f"[tool.validate-scripts] in {pyproject}: severity: no rule 'override-missing'" in err
+    assert "did you mean 'override-missing-key'?" in err
+
+
+def test_settings_exclude_applies_to_files_given_explicitly(tmp_path, capsys, monkeypatch):
+    legacy = tmp_path / "legacy"
+    legacy.mkdir()
+    script = write(legacy, "typo.sh", TYPO)
+    monkeypatch.chdir(tmp_path)
+    for pattern in ("*/legacy/*", "*/legacy", "typo.sh"):
+        (tmp_path / "pyproject.toml").write_text(f'[tool.validate-scripts]\nexclude = ["{pattern}"]\n')
+        for given in (script, os.path.join("legacy", "typo.sh")):
+            code, out, _ = run(capsys, given)
+            assert code == 0 and out.splitlines()[-1].startswith("0 scripts"), (pattern, given, out)

@@ -178,12 +178,14 @@ def _setup(args):
 
         device, why = probe_device()
         print(f"validate-scripts: --profile current: DEVICE={device} ({why})", file=sys.stderr)
+    schema = _schema(getattr(args, "schema", None))
+    _check_severity_ids(args, schema)
     opts = Options(
         max_profiles=args.max_profiles,
         pinned=pinned,
         current=current,
         max_bytes=args.max_bytes,
-        schema=_schema(getattr(args, "schema", None)),
+        schema=schema,
         stdin=_stdin(files, args.max_bytes),
         device=device,
     )
@@ -288,11 +290,19 @@ def _empty_folders(paths, files) -> list[str]:
 
 
 def _apply_settings(args) -> None:
-    """`[tool.validate-scripts]` from pyproject.toml fills what the command line left unset."""
-    from .settings import project_settings
+    """`[tool.validate-scripts]` from pyproject.toml fills what the command line left unset.
+    An unknown key, or a severity for a rule id no rule has, exits 2 naming the file and key."""
+    import difflib
+
+    from .settings import FILE, KEYS, project_settings, unknown_keys
 
     settings = project_settings()
     args.settings = settings
+    where = f"[tool.validate-scripts] in {settings.get(FILE)}"
+    for key in unknown_keys(settings):
+        close = difflib.get_close_matches(key, KEYS, n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise UsageError(f"{where}: unknown key {key!r} ({hint}known: {', '.join(KEYS)})")
     if not args.paths:
         args.paths = list(settings.get("paths", []))
     if not args.paths:
@@ -306,8 +316,23 @@ def _apply_settings(args) -> None:
     args.excludes = list(settings.get("exclude", []))
     severity = settings.get("severity", {})
     if not isinstance(severity, dict) or not all(v in ("error", "warning", "info", "off") for v in severity.values()):
-        raise UsageError("[tool.validate-scripts] severity: map rule ids to error, warning, info or off")
+        raise UsageError(f"{where}: severity: map rule ids to error, warning, info or off")
     args.severity = severity
+    args.severity_where = where
+
+
+def _check_severity_ids(args, schema) -> None:
+    """Every rule id in the severity table names a rule (shipped, or a policy of the schema)."""
+    import difflib
+
+    from .rules import registry
+
+    known = set(registry()) | {p.id for p in getattr(schema, "policies", ())}
+    for rid in getattr(args, "severity", {}) or {}:
+        if rid not in known:
+            close = difflib.get_close_matches(rid, sorted(known), n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise UsageError(f"{args.severity_where}: severity: no rule {rid!r}{hint}; --list-rules lists them")
 
 
 def _reseverity(findings, severity: dict) -> list:
