@@ -110,6 +110,7 @@ def test_json_finding_shape(tmp_path, capsys):
             "trainer.total_epoch=2",
             "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1",
         ],
+        "unknown_parts": [None] * 5,  # every override fully known
     }
 
 

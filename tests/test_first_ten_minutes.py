@@ -7,6 +7,7 @@ import io
 import json
 import os
 import re
+import subprocess
 import sys
 
 import pytest
@@ -214,3 +215,65 @@ def test_settings_exclude_applies_to_files_given_explicitly(tmp_path, capsys, mo
         for given in (script, os.path.join("legacy", "typo.sh")):
             code, out, _ = run(capsys, given)
             assert code == 0 and out.splitlines()[-1].startswith("0 scripts"), (pattern, given, out)
+
+
+# ---- 10. render -------------------------------------------------------------------------
+
+TWO_WORDS = """\
+#!/usr/bin/env bash
+python3 -u -m verl.trainer.main_ppo --config-name ppo_megatron_trainer \\
+    data.train_files="$HOME/d x.parquet" trainer.total_epochs=1 "$@"
+"""
+
+
+def test_render_several_scripts_as_bash_passes_them(tmp_path, capsys):
+    a = write(tmp_path, "a.sh", TWO_WORDS)
+    b = write(tmp_path, "b.sh", TYPO)
+    code, out, _ = run(capsys, "render", a, b)
+    assert code == 0
+    assert f"# {a} [default]: launches" in out and f"# {b} [default]: launches" in out
+    lines = out.splitlines()
+    assert lines[1:4] == [
+        "python3 -u -m verl.trainer.main_ppo \\",
+        "    --config-name ppo_megatron_trainer \\",
+        "    data.train_files=\"${HOME}\"'/d x.parquet' \\",
+    ]
+    # pasted into bash, the words are the ones the script passes
+    words = subprocess.run(
+        ["bash", "-c", 'HOME=/h; f() { printf "%s\\n" "$@"; }; f ' + "\n".join(lines[1:5])],
+        capture_output=True,
+        text=True,
+    ).stdout.splitlines()
+    assert words == [
+        "python3",
+        "-u",
+        "-m",
+        "verl.trainer.main_ppo",
+        "--config-name",
+        "ppo_megatron_trainer",
+        "data.train_files=/h/d x.parquet",
+        "trainer.total_epochs=1",
+    ]
+
+
+def test_render_json(tmp_path, capsys):
+    a = write(tmp_path, "a.sh", TWO_WORDS)
+    code, out, _ = run(capsys, "render", "--format", "json", a)
+    assert code == 0
+    launch = json.loads(out)["scripts"][0]["profiles"][0]["launches"][0]
+    assert launch["argv"][4:6] == ["--config-name", "ppo_megatron_trainer"]
+    assert launch["overrides"] == [
+        ["data.train_files=", {"unknown": "${HOME}"}, "/d x.parquet"],
+        "trainer.total_epochs=1",
+    ]
+
+
+# ---- 9. JSON: unknown values cannot be mistaken for Hydra interpolations ------------------
+
+
+def test_json_marks_unknown_pieces(tmp_path, capsys):
+    a = write(tmp_path, "a.sh", TWO_WORDS)
+    code, out, _ = run(capsys, "--format", "json", a)
+    launch = json.loads(out)["scripts"][0]["profiles"][0]["launches"][0]
+    assert launch["overrides"] == ["data.train_files=${HOME}/d x.parquet", "trainer.total_epochs=1"]  # as before
+    assert launch["unknown_parts"] == [["data.train_files=", {"unknown": "${HOME}"}, "/d x.parquet"], None]

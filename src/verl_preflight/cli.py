@@ -381,7 +381,7 @@ def _render(argv) -> int:
     p = argparse.ArgumentParser(
         prog="validate-scripts render", description="Print each profile's launch command, one override a line."
     )
-    p.add_argument("script")
+    p.add_argument("scripts", nargs="+", metavar="SCRIPT", help="script files or folders; - reads standard input")
     p.add_argument("--verl-config", metavar="DIR")
     p.add_argument("--verl", metavar="VERSION", action="append")
     p.add_argument("--profile", action="append", metavar="KEY=VAL[,KEY=VAL...]")
@@ -394,8 +394,9 @@ def _render(argv) -> int:
         default="command",
         help="the launch command, the overrides alone, or the config changes as YAML",
     )
+    p.add_argument("--format", choices=["text", "json"], default="text")
     args = p.parse_args(argv)
-    args.paths = [args.script]
+    args.paths = list(args.scripts)
     args.max_bytes = 5 * 1024 * 1024
     args.schema = None
     args.excludes = []
@@ -405,7 +406,7 @@ def _render(argv) -> int:
         print(f"validate-scripts: {line}", file=sys.stderr)
     if unreadable:
         return EXIT_USAGE
-    from .report.render import render
+    from .report.render import render, render_json
 
-    sys.stdout.write(render(results, cache, args.as_))
+    sys.stdout.write((render_json if args.format == "json" else render)(results, cache, args.as_))
     return EXIT_OK
