@@ -277,3 +277,104 @@ def test_json_marks_unknown_pieces(tmp_path, capsys):
     launch = json.loads(out)["scripts"][0]["profiles"][0]["launches"][0]
     assert launch["overrides"] == ["data.train_files=${HOME}/d x.parquet", "trainer.total_epochs=1"]  # as before
     assert launch["unknown_parts"] == [["data.train_files=", {"unknown": "${HOME}"}, "/d x.parquet"], None]
+
+
+# ---- 5. --verl-config DIR holding the config tree alone --------------------------------
+
+
+def _tree_alone(tmp_path, config_source, touch: bool):
+    import shutil
+
+    tree = tmp_path / "only" / "config"
+    shutil.copytree(config_source.path, tree)
+    if touch:  # not the installed verl's tree any more: only the shipped table can say
+        with open(tree / "ppo_trainer.yaml", "a", encoding="utf-8") as fh:
+            fh.write("\n# edited\n")
+    return str(tree)
+
+
+@pytest.mark.parametrize("touch,origin", [(False, "the installed verl at"), (True, "verl-preflight's table")])
+def test_config_tree_alone_still_checks_main_ppo(tmp_path, capsys, config_source, touch, origin):
+    tree = _tree_alone(tmp_path, config_source, touch)
+    script = write(tmp_path, "typo.sh", TYPO)
+    code, out, err = run(capsys, "--verl-config", tree, script)
+    assert code == 1, out
+    assert "[override-missing-key]" in out and "not a Hydra entry point" not in out
+    assert f"verl entry points (module -> root config) from {origin}" in err
+    code, out, _ = run(capsys, "--format", "json", "--verl-config", tree, script)
+    assert json.loads(out)["config_source"]["entry_points"].startswith(origin)
+
+
+def test_entry_table_matches_installed_verl(config_source):
+    """The shipped table says what the installed verl's @hydra.main decorators say."""
+    from verl_preflight.verl_config import ENTRY_POINTS, entry_config_name
+
+    for module, (path, name) in ENTRY_POINTS.items():
+        if module == "verl.trainer.main_ppo_sync":  # 0.8.0 only
+            continue
+        assert entry_config_name(config_source, module) == (path, name), module
+
+
+# ---- 9. messages -------------------------------------------------------------------------
+
+
+def test_config_name_typo_gets_did_you_mean(tmp_path, capsys):
+    script = write(tmp_path, "cn.sh", '#!/bin/bash\npython3 -m verl.trainer.main_ppo --config-name=ppo_megatron "$@"\n')
+    code, out, _ = run(capsys, script)
+    assert code == 1
+    assert "did you mean 'ppo_megatron_trainer'" in out and "[config-name]" in out
+
+
+def test_unknown_module_is_an_error_unknown_entry_a_warning(tmp_path, capsys):
+    script = write(
+        tmp_path,
+        "mod.sh",
+        '#!/bin/bash\npython3 -m verl.trainer.mainppo "$@"\npython3 -m verl.trainer.ppo.ray_trainer "$@"\n',
+    )
+    code, out, _ = run(capsys, script)
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0].startswith(f"{script}:2:12: error: No module named verl.trainer.mainppo")
+    assert "did you mean verl.trainer.main_ppo" in lines[0] and lines[0].endswith("[unknown-module]")
+    assert lines[1].startswith(f"{script}:3:1: warning: verl.trainer.ppo.ray_trainer is not a Hydra entry point")
+
+
+def test_unset_variable_names_the_profile(tmp_path, capsys):
+    script = write(
+        tmp_path,
+        "unset.sh",
+        """\
+#!/usr/bin/env bash
+set -u
+DEVICE=${DEVICE:-gpu}
+if [ "$DEVICE" = "gpu" ]; then
+  TRAIN=/data/train.parquet
+fi
+python3 -m verl.trainer.main_ppo data.train_files=$TRAIN actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "$@"
+""",
+    )
+    code, out, _ = run(capsys, "--format", "json", script)
+    found = [f for f in json.loads(out)["findings"] if f["rule"] == "unset-variable"]
+    assert [f["message"] for f in found] == [
+        "`set -u` is on and TRAIN is not assigned in profile DEVICE!=gpu (only other branches assign it): "
+        "the script stops here unless TRAIN is exported"
+    ]
+
+
+def test_one_bad_tp_is_one_finding_on_the_key_that_was_set(tmp_path, capsys):
+    script = write(
+        tmp_path,
+        "tp.sh",
+        """\
+#!/usr/bin/env bash
+python3 -m verl.trainer.main_ppo model_engine=megatron trainer.nnodes=1 trainer.n_gpus_per_node=8 \\
+    actor_rollout_ref.actor.megatron.pipeline_model_parallel_size=1 \\
+    actor_rollout_ref.actor.megatron.tensor_model_parallel_size=3 \\
+    actor_rollout_ref.actor.use_dynamic_bsz=True "$@"
+""",
+    )
+    code, out, _ = run(capsys, "--format", "json", script)
+    found = [f for f in json.loads(out)["findings"] if f["rule"] == "parallelism"]
+    assert [(f["line"], f["key"]) for f in found] == [
+        (4, "actor_rollout_ref.actor.megatron.tensor_model_parallel_size")
+    ]

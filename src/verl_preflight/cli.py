@@ -192,6 +192,15 @@ def _setup(args):
     return files, source, cache, opts
 
 
+def _say_entry_origin(source) -> None:
+    """When the tree has no verl sources beside it, say where the entry points came from."""
+    from .verl_config import entry_origin
+
+    origin = entry_origin(source)
+    if not origin.startswith("verl sources at"):
+        print(f"validate-scripts: verl entry points (module -> root config) from {origin}", file=sys.stderr)
+
+
 def _stdin(files, max_bytes: int) -> bytes | None:
     """The script given as `-`, read once (workers get the bytes, not the stream)."""
     if "-" not in files:
@@ -243,6 +252,7 @@ def _validate(argv) -> int:
         return _matrix(args)
     start = time.perf_counter()
     files, source, cache, opts = _setup(args)
+    _say_entry_origin(source)
     results, unreadable = run_files(files, cache, opts, args.jobs or 0)
     for line in _unread_profile_keys(results, opts.pinned):
         print(f"validate-scripts: {line}", file=sys.stderr)

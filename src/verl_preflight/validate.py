@@ -73,6 +73,23 @@ def note_finding(note) -> Finding:
     return rule_class(note.kind.value).emit(note.loc, note.message, note.key)
 
 
+def _say_profile(finding: Finding, info, profile) -> Finding:
+    """An unset variable that the script does assign, in other branches: say in which profile
+    it is left unassigned (the message then names the profile, so it is not merged)."""
+    from dataclasses import replace
+
+    if finding.rule == "unset-variable" and finding.key in info.assigned:
+        name = finding.key
+        where = profile.describe()
+        when = f"in profile {where}" if where != "default" else "on this path"
+        message = (
+            f"`set -u` is on and {name} is not assigned {when} (only other branches assign it): "
+            f"the script stops here unless {name} is exported"
+        )
+        finding = replace(finding, message=message)
+    return finding.in_profile(profile)
+
+
 def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> ScriptResult:
     result = ScriptResult(path)
     try:
@@ -109,7 +126,7 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
         for outcome in outcomes:
             profile = outcome.profile
             launches = []
-            findings.extend(note_finding(n).in_profile(profile) for n in outcome.notes)
+            findings.extend(_say_profile(note_finding(n), info, profile) for n in outcome.notes)
             for launch in outcome.launches:
                 all_launches.append(launch)
                 spec = read_launch(launch)

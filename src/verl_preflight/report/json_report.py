@@ -67,12 +67,19 @@ def scripts_obj(results) -> list:
     ]
 
 
+def _entry_origin(source):
+    from ..verl_config import entry_origin
+
+    return entry_origin(source) if source else None
+
+
 def render(results, findings, source) -> str:
     doc = {
         "version": 1,
         "config_source": {
             "path": source.path if source else None,
             "verl_version": source.verl_version if source else None,
+            "entry_points": _entry_origin(source),
         },
         "scripts": scripts_obj(results),
         "findings": [finding_obj(f) for f in findings],

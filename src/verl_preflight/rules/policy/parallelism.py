@@ -42,6 +42,23 @@ class Parallelism(Rule):
         def report(key, message):
             out.append(self.finding(view.where(key), message, key))
 
+        layout = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size")
+        experts = ("expert_model_parallel_size", "expert_tensor_parallel_size")
+
+        def inherits(role, names) -> bool:
+            """The ref takes these from the actor (`${oc.select:...}`) unless the script sets them:
+            a bad actor value is then reported once, on the actor's key."""
+            return role != ROLES[0] and all(
+                view.setting(f"{role}.{n}") is None and view.interpolated(f"{role}.{n}") for n in names
+            )
+
+        def key_set(role, names) -> str:
+            """The key to report on: the first of `names` the script set for this role."""
+            for n in names:
+                if view.setting(f"{role}.{n}") is not None:
+                    return f"{role}.{n}"
+            return f"{role}.{names[0]}"
+
         for role in ROLES:
             tp, pp, cp = (
                 view.int_value(f"{role}.{k}")
@@ -52,16 +69,16 @@ class Parallelism(Rule):
             etp = etp_set or tp
             if None in (tp, pp, cp) or min(tp, pp, cp) < 1:
                 continue
-            if world % (tp * pp * cp):
+            if world % (tp * pp * cp) and not inherits(role, layout):
                 report(
-                    f"{role}.tensor_model_parallel_size",
+                    key_set(role, layout),
                     f"{role.split('.')[-2]}: TP x PP x CP = {tp}x{pp}x{cp} = {tp * pp * cp} does not divide "
                     f"the world of {world} devices ({nnodes} nodes x {per_node})",
                 )
             # with EP=1 and ETP following TP this is the TP x PP check again: report it once
-            if ep and etp and (ep > 1 or etp_set) and world % (etp * ep * pp):
+            if ep and etp and (ep > 1 or etp_set) and world % (etp * ep * pp) and not inherits(role, layout + experts):
                 report(
-                    f"{role}.expert_model_parallel_size",
+                    key_set(role, experts + layout),
                     f"{role.split('.')[-2]}: ETP x EP x PP = {etp}x{ep}x{pp} = {etp * ep * pp} does not divide "
                     f"the world of {world} devices",
                 )
