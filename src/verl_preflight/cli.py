@@ -358,24 +358,56 @@ def _reseverity(findings, severity: dict) -> list:
 
 
 def _matrix(args) -> int:
-    """One run per verl release; a table of which scripts compose on which."""
+    """One run per verl release, every output option honoured: a table of which scripts
+    compose on which release and the findings (text), one report per release (json), one
+    SARIF run per release, or the annotations with the releases they hold on (github)."""
     versions = list(dict.fromkeys(args.verl))
     table: dict[str, dict[str, str]] = {}
-    failed = False
+    reports, by_version = [], {}
+    from .report import matrix
+
     for version in versions:
         args.verl = [version]
         files, source, cache, opts = _setup(args)
-        results, unreadable = run_files(files, cache, opts)
+        results, unreadable = run_files(files, cache, opts, args.jobs or 0)
+        for line in unreadable:
+            print(f"validate-scripts: {line}", file=sys.stderr)
         if unreadable:
-            raise UsageError(unreadable[0])
+            return EXIT_USAGE
         for r in results:
-            errors = sum(1 for f in r.findings if f.severity == "error")
-            failed |= errors > 0
-            table.setdefault(r.path, {})[version] = "ok" if not errors else f"{errors} error{'s' * (errors > 1)}"
-    from .report import matrix
+            r.findings = _reseverity(r.findings, args.severity)
+            table.setdefault(r.path, {})[version] = matrix.cell(r.findings)
+        findings = [f for r in results for f in r.findings]
+        reports.append((results, findings, source))
+        by_version[version] = findings
+    if args.format == "json":
+        import json
 
-    sys.stdout.write(matrix.render(versions, table))
-    return EXIT_FINDINGS if failed else EXIT_OK
+        from .report import json_report
+
+        docs = [json_report.document(*rep) for rep in reports]
+        out = {"version": 1, "matrix": [{"verl": v, **d} for v, d in zip(versions, docs, strict=True)]}
+        sys.stdout.write(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
+    elif args.format == "sarif":
+        from .report import sarif
+
+        sys.stdout.write(sarif.render_runs(reports))
+    elif args.format == "github":
+        from dataclasses import replace
+
+        from .report import github
+
+        differ, common = matrix.split_findings(versions, by_version)
+        tagged = [replace(f, message=f"{f.message} (only verl {', '.join(vs)})") for f, vs in differ]
+        sys.stdout.write(github.render([], sorted(tagged + common, key=lambda f: f.sort_key())))
+    else:
+        sys.stdout.write(matrix.render(versions, table, by_version, args.quiet, _use_color(args.color)))
+    every = [f for fs in by_version.values() for f in fs]
+    if any(f.severity == "error" for f in every):
+        return EXIT_FINDINGS
+    if args.strict and any(f.severity == "warning" for f in every):
+        return EXIT_FINDINGS
+    return EXIT_OK
 
 
 def _use_color(choice: str) -> bool:

@@ -74,7 +74,11 @@ def _entry_origin(source):
 
 
 def render(results, findings, source) -> str:
-    doc = {
+    return json.dumps(document(results, findings, source), indent=2, ensure_ascii=False) + "\n"
+
+
+def document(results, findings, source) -> dict:
+    return {
         "version": 1,
         "config_source": {
             "path": source.path if source else None,
@@ -84,4 +88,3 @@ def render(results, findings, source) -> str:
         "scripts": scripts_obj(results),
         "findings": [finding_obj(f) for f in findings],
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

@@ -44,6 +44,18 @@ def artifact_uri(path: str) -> str:
 
 
 def render(results, findings, source) -> str:
+    return json.dumps(document(results, findings, source), indent=2) + "\n"
+
+
+def render_runs(reports) -> str:
+    """Several verl releases (a compatibility matrix): one SARIF run per release."""
+    docs = [document(results, findings, source) for results, findings, source in reports]
+    doc = docs[0]
+    doc["runs"] = [run for d in docs for run in d["runs"]]
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def document(results, findings, source) -> dict:
     rule_ids = sorted({f.rule for f in findings})
     index = {rid: i for i, rid in enumerate(rule_ids)}
     sarif_results = []
@@ -92,4 +104,4 @@ def render(results, findings, source) -> str:
             }
         ],
     }
-    return json.dumps(doc, indent=2) + "\n"
+    return doc
