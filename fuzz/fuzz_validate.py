@@ -2,8 +2,9 @@
 
     make fuzz     # or: python fuzz/fuzz_validate.py CORPUS_DIR -max_total_time=1800
 
-The seed corpus is the example and fixture scripts (`make fuzz` copies them). Each input is parsed, every profile is evaluated with
-small budgets, and launches are checked against verl's config (cache in memory).
+The seed corpus is the example and fixture scripts (`make fuzz` copies them). Each input is
+parsed, every profile is evaluated with small budgets, and launches are checked against
+verl's config (cache in memory).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import atheris
 
 with atheris.instrument_imports():
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
-    from verl_preflight.checks.rules.schema import load_schema
+    from verl_preflight.rules.schema import load_schema
     from verl_preflight.shell.state import Budget
     from verl_preflight.validate import Options, validate_script
     from verl_preflight.verl_config import ConfigCache, locate

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 
@@ -88,7 +89,7 @@ def test_text_findings_are_gcc_style_with_locations(tmp_path, capsys):
     assert "did you mean 'trainer.total_epochs'" in out
     # on GPU use_flash_attn is no TransformerConfig field either (Megatron-Bridge >= 0.5 would fail next)
     assert ("transformer-config-key", 5, 5) in by_rule
-    assert re.match(r"^1 script, 1 profile: 3 errors, 0 warnings \(\d+\.\d+s\)$", lines[-1])
+    assert re.match(r"^1 script, 1 profile, 1 launch: 3 errors, 0 warnings \(\d+\.\d+s\)$", lines[-1])
 
 
 def test_json_finding_shape(tmp_path, capsys):
@@ -112,6 +113,7 @@ def test_json_finding_shape(tmp_path, capsys):
             "trainer.total_epoch=2",
             "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1",
         ],
+        "unknown_parts": [None] * 5,  # every override fully known
     }
 
 
@@ -245,7 +247,10 @@ def test_cache_round_trip_and_corruption(tmp_path, capsys, monkeypatch):
     assert len(files) == 1
     second = run(capsys, "--format", "json", path)
     assert first == second
+    results = tmp_path / "cache" / "verl-preflight" / "results"
+    assert results.is_dir()  # the per-script results: dropped below so the config cache is read again
     files[0].write_text('{"format": 3, "tree": "x", "snapshots": {"forged": 1}')
+    shutil.rmtree(results)
     third = run(capsys, "--format", "json", path)
     assert third == first
     data = json.loads(files[0].read_text())
@@ -253,6 +258,7 @@ def test_cache_round_trip_and_corruption(tmp_path, capsys, monkeypatch):
     # a well-formed file whose checksum does not match is not trusted either
     data["snapshots"] = {k: {"tree": {}} for k in data["snapshots"]}
     files[0].write_text(json.dumps(data))
+    shutil.rmtree(results)
     assert run(capsys, "--format", "json", path) == first
 
 

@@ -40,9 +40,66 @@ def test_compatibility_matrix(capsys):
     assert code == 1
     assert lines[0].split() == ["script", "verl", "0.9.1", "verl", "0.8.0"]
     assert lines[1].split()[1:] == ["ok", "ok"]
-    assert lines[2].split()[1:] == ["2", "errors", "2", "errors"]
+    # the pre-PR-6429 script: use_mbridge=False twice, and a ref that drops the actor's keys
+    assert lines[2].split()[1:] == ["2", "errors,", "1", "warning", "2", "errors,", "1", "warning"]
 
 
 def test_unknown_release_exits_2(capsys):
     assert main(["--verl", "0.0.0", Q35]) == 2
     assert "cannot get the wheel" in capsys.readouterr().err
+
+
+NEW_KEY = """\
+#!/usr/bin/env bash
+python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.fsdp_config.turbo_config.distributed.expert_parallel_size=1 \\
+    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1
+"""  # a key verl 0.9.1 has and 0.8.0 has not; no "$@": a launch-passes-args warning on both
+
+
+def test_matrix_shows_the_findings_that_differ(tmp_path, capsys):
+    script = tmp_path / "new_key.sh"
+    script.write_text(NEW_KEY)
+    code = main(["--verl", "0.9.1", "--verl", "0.8.0", str(script)])
+    out = capsys.readouterr().out
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[1].split()[1:] == ["1", "warning", "1", "error,", "1", "warning"]
+    differ = out.split("Findings that differ between releases:\n")[1].split("\n\n")[0].splitlines()
+    assert len(differ) == 1
+    assert differ[0].startswith(f"{script}:2:34: error: Could not override")
+    assert differ[0].endswith("[override-missing-key] (only verl 0.8.0)")
+    every = out.split("Findings on every release:\n")[1].splitlines()
+    assert every == [ln for ln in every if "[launch-passes-args]" in ln] and len(every) == 1
+
+
+def test_matrix_honours_format_quiet_strict_and_severity(tmp_path, capsys, monkeypatch):
+    import json
+
+    script = tmp_path / "new_key.sh"
+    script.write_text(NEW_KEY)
+    args = ["--verl", "0.9.1", "--verl", "0.8.0", str(script)]
+    assert main(["--format", "json", *args]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert [m["verl"] for m in doc["matrix"]] == ["0.9.1", "0.8.0"]
+    assert [m["config_source"]["verl_version"] for m in doc["matrix"]] == ["0.9.1", "0.8.0"]
+    assert [sorted(f["rule"] for f in m["findings"]) for m in doc["matrix"]] == [
+        ["launch-passes-args"],
+        ["launch-passes-args", "override-missing-key"],
+    ]
+    assert main(["--format", "sarif", *args]) == 1
+    runs = json.loads(capsys.readouterr().out)["runs"]
+    assert [r["properties"]["verl_version"] for r in runs] == ["0.9.1", "0.8.0"]
+    assert main(["--format", "github", *args]) == 1
+    gh = capsys.readouterr().out.splitlines()
+    assert len(gh) == 2 and gh[1].startswith("::error ") and gh[1].endswith("(only verl 0.8.0)")
+    assert main(["--quiet", *args]) == 1
+    quiet = capsys.readouterr().out.splitlines()
+    assert len(quiet) == 2 and not any(ln.startswith("script ") for ln in quiet)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.validate-scripts]\nseverity = { override-missing-key = "warning", launch-passes-args = "off" }\n'
+    )
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "launch-passes-args" not in out and ": warning: Could not override" in out
+    assert main(["--strict", *args]) == 1  # only warnings remain: they fail with --strict

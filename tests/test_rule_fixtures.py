@@ -2,7 +2,7 @@
 
 `bad.sh` marks each line where the rule must fire with `# expect: RULE`
 (`# expect-line-1: RULE` for file-level findings); the rule must fire there and
-nowhere else. `good.sh` must have no finding of that rule and no error.
+nowhere else. `good.sh` must have no finding of that rule, no error and no warning (it passes `--strict`).
 """
 
 from __future__ import annotations
@@ -58,9 +58,12 @@ def test_bad_fixture_fires_on_marked_lines(rule, capsys):
 
 @pytest.mark.parametrize("rule", [r.id for r in RULES])
 def test_good_fixture_is_clean(rule, capsys):
+    """The passing fixture passes `--strict`: no finding of its rule, no error, no warning."""
     path = os.path.join(RULE_DIR, rule, "good.sh")
-    findings = findings_for(path, rule, capsys)
-    assert not [f for f in findings if f["rule"] == rule or f["severity"] == "error"]
+    code = main(["--strict", "--format", "json", *EXTRA_ARGS.get(rule, []), path])
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    assert not [f for f in findings if f["rule"] == rule or f["severity"] in ("error", "warning")]
+    assert code == 0
 
 
 REGRESSIONS = os.path.join(FIXTURES, "regressions")

@@ -7,6 +7,7 @@ import os
 import sys
 import time
 
+from . import __version__
 from .runner import run_files
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -23,9 +24,13 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="validate-scripts",
         description="Check verl launch scripts statically: what bash hands verl in every profile, "
-        "checked with Hydra's own semantics. `validate-scripts render SCRIPT` prints the launches.",
+        "checked with Hydra's own semantics.",
+        epilog="`validate-scripts render SCRIPT...` prints what each profile hands verl "
+        "(`validate-scripts render --help`). `--profile current` checks the one profile this machine "
+        "will run. Exit status: 0 no error, 1 errors (or warnings with --strict), 2 could not run.",
     )
-    p.add_argument("paths", nargs="*", help="script files or folders (every *.sh below)")
+    p.add_argument("--version", action="version", version=f"validate-scripts {__version__}")
+    p.add_argument("paths", nargs="*", help="script files or folders (every *.sh below); - reads standard input")
     p.add_argument("--verl-config", metavar="DIR", help="verl's trainer/config folder")
     p.add_argument(
         "--verl",
@@ -39,7 +44,8 @@ def _parser() -> argparse.ArgumentParser:
         "--profile",
         action="append",
         metavar="KEY=VAL[,KEY=VAL...]",
-        help="check only this environment (repeatable); others are unset",
+        help='check only this environment (repeatable; a value with a comma: KEY="a,b"); others are '
+        "unset. `--profile current`: this machine's environment, DEVICE probed like the scripts do",
     )
     p.add_argument(
         "--stack",
@@ -54,9 +60,9 @@ def _parser() -> argparse.ArgumentParser:
         "-j",
         "--jobs",
         type=int,
-        default=0,
+        default=None,
         metavar="N",
-        help="worker processes (default: the CPU count; output is the same for any N)",
+        help="worker processes, at least 1 (default: the CPU count; output is the same for any N)",
     )
     p.add_argument("--strict", action="store_true", help="warnings also fail (exit 1)")
     p.add_argument("--explain", metavar="RULE", help="print a rule's documentation")
@@ -68,12 +74,15 @@ def _parser() -> argparse.ArgumentParser:
         "--color",
         choices=["auto", "always", "never"],
         default="auto",
-        help="colour the severities (auto: on a terminal, unless NO_COLOR is set)",
+        metavar="WHEN",
+        help="colour the severities: auto (the default: on a terminal, unless NO_COLOR is set), always or never",
     )
     return p
 
 
 def parse_profiles(values) -> list[dict] | None:
+    """`KEY=VAL[,KEY=VAL...]` per value. A value may hold commas when quoted (`KEY="a,b"`),
+    and a piece without `=` continues the value before it (`KEY=a,b` is KEY set to `a,b`)."""
     if not values:
         return None
     out = []
@@ -81,15 +90,20 @@ def parse_profiles(values) -> list[dict] | None:
         if value.strip() == "current":
             out.append(CURRENT)
             continue
-        env = {}
-        for item in value.split(","):
-            item = item.strip()
-            if not item:
+        env: dict = {}
+        last = None
+        for item in _split_profile(value):
+            stripped = item.strip()
+            if not stripped:
                 continue
-            key, eq, val = item.partition("=")
-            if not eq or not key.replace("_", "a").isalnum():
+            key, eq, val = stripped.partition("=")
+            if not eq and last is not None:
+                env[last] += "," + _unquote(item)
+                continue
+            if not eq or not key or not key.replace("_", "a").isalnum() or key[0].isdigit():
                 raise UsageError(f"--profile {value!r}: expected KEY=VAL[,KEY=VAL...]")
-            env[key] = val
+            env[key] = _unquote(val)
+            last = key
         out.append(env)
     return out
 
@@ -117,6 +131,29 @@ def parse_stack(values, settings=None) -> dict:
     return out
 
 
+def _split_profile(value: str) -> list[str]:
+    """Split on commas outside single or double quotes."""
+    parts, cur, quote = [], [], None
+    for ch in value:
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == ",":
+            parts.append("".join(cur))
+            cur = []
+            continue
+        cur.append(ch)
+    parts.append("".join(cur))
+    return parts
+
+
+def _unquote(text: str) -> str:
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    return text
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -140,6 +177,8 @@ def _setup(args):
 
     if args.max_profiles < 1:
         raise UsageError("--max-profiles must be at least 1")
+    if getattr(args, "jobs", None) is not None and args.jobs < 1:
+        raise UsageError("-j/--jobs must be at least 1 (leave it out for the CPU count)")
     try:
         files = discover(args.paths, getattr(args, "excludes", ()))
     except DiscoverError as err:
@@ -160,19 +199,56 @@ def _setup(args):
         raise UsageError(f"cannot read the verl config tree: {err}") from err
     pinned = parse_profiles(args.profile)
     current = bool(pinned) and CURRENT in pinned
+    device = None
     if current:
         pinned = [p for p in pinned if p is not CURRENT] or None
         if pinned:
             raise UsageError("--profile current cannot be combined with other --profile values")
+        from .machine import probe_device
+
+        device, why = probe_device()
+        print(f"validate-scripts: --profile current: DEVICE={device} ({why})", file=sys.stderr)
+    schema = _schema(getattr(args, "schema", None))
+    _check_severity_ids(args, schema)
     opts = Options(
         max_profiles=args.max_profiles,
         pinned=pinned,
         current=current,
         max_bytes=args.max_bytes,
-        schema=_schema(getattr(args, "schema", None)),
+        schema=schema,
         stack=parse_stack(getattr(args, "stack", None), getattr(args, "settings", {}).get("stack")),
+        stdin=_stdin(files, args.max_bytes),
+        device=device,
     )
     return files, source, cache, opts
+
+
+def _say_entry_origin(source) -> None:
+    """When the tree has no verl sources beside it, say where the entry points came from."""
+    from .verl_config import entry_origin
+
+    origin = entry_origin(source)
+    if not origin.startswith("verl sources at"):
+        print(f"validate-scripts: verl entry points (module -> root config) from {origin}", file=sys.stderr)
+
+
+def _stdin(files, max_bytes: int) -> bytes | None:
+    """The script given as `-`, read once (workers get the bytes, not the stream)."""
+    if "-" not in files:
+        return None
+    return sys.stdin.buffer.read(max_bytes + 1)
+
+
+def _unread_profile_keys(results, pinned) -> list[str]:
+    """Warnings for --profile keys that no checked script ever reads."""
+    if not pinned or not results:
+        return []
+    out = []
+    for key in dict.fromkeys(k for env in pinned for k in env):
+        if not any(key in r.reads for r in results):
+            where = results[0].path if len(results) == 1 else f"any of the {len(results)} scripts"
+            out.append(f"warning: --profile {key}=...: {key} is never read by {where}; it changes nothing")
+    return out
 
 
 def _schema(path):
@@ -207,10 +283,13 @@ def _validate(argv) -> int:
         return _matrix(args)
     start = time.perf_counter()
     files, source, cache, opts = _setup(args)
+    _say_entry_origin(source)
     from .result_cache import ResultCache
 
     results_cache = ResultCache(source, cache.digest, opts, use_disk=not args.no_cache)
-    results, unreadable = run_files(files, cache, opts, args.jobs, results_cache)
+    results, unreadable = run_files(files, cache, opts, args.jobs or 0, results_cache)
+    for line in _unread_profile_keys(results, opts.pinned):
+        print(f"validate-scripts: {line}", file=sys.stderr)
     for r in results:
         r.findings = _reseverity(r.findings, args.severity)
     findings = [f for r in results for f in r.findings]
@@ -230,7 +309,8 @@ def _validate(argv) -> int:
     else:
         from .report import text
 
-        sys.stdout.write(text.render(results, findings, seconds, args.quiet, _use_color(args.color)))
+        empty = _empty_folders(args.paths, files)
+        sys.stdout.write(text.render(results, findings, seconds, args.quiet, _use_color(args.color), empty))
     for line in unreadable:
         print(f"validate-scripts: {line}", file=sys.stderr)
     if unreadable:
@@ -242,12 +322,31 @@ def _validate(argv) -> int:
     return EXIT_OK
 
 
+def _empty_folders(paths, files) -> list[str]:
+    """Folders given on the command line in which no script was found."""
+    out = []
+    for p in paths:
+        if p != "-" and os.path.isdir(p):
+            top = os.path.join(os.path.normpath(p), "")
+            if not any(os.path.normpath(f).startswith(top) for f in files):
+                out.append(p)
+    return out
+
+
 def _apply_settings(args) -> None:
-    """`[tool.validate-scripts]` from pyproject.toml fills what the command line left unset."""
-    from .settings import project_settings
+    """`[tool.validate-scripts]` from pyproject.toml fills what the command line left unset.
+    An unknown key, or a severity for a rule id no rule has, exits 2 naming the file and key."""
+    import difflib
+
+    from .settings import FILE, KEYS, project_settings, unknown_keys
 
     settings = project_settings()
     args.settings = settings
+    where = f"[tool.validate-scripts] in {settings.get(FILE)}"
+    for key in unknown_keys(settings):
+        close = difflib.get_close_matches(key, KEYS, n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise UsageError(f"{where}: unknown key {key!r} ({hint}known: {', '.join(KEYS)})")
     if not args.paths:
         args.paths = list(settings.get("paths", []))
     if not args.paths:
@@ -261,8 +360,23 @@ def _apply_settings(args) -> None:
     args.excludes = list(settings.get("exclude", []))
     severity = settings.get("severity", {})
     if not isinstance(severity, dict) or not all(v in ("error", "warning", "info", "off") for v in severity.values()):
-        raise UsageError("[tool.validate-scripts] severity: map rule ids to error, warning, info or off")
+        raise UsageError(f"{where}: severity: map rule ids to error, warning, info or off")
     args.severity = severity
+    args.severity_where = where
+
+
+def _check_severity_ids(args, schema) -> None:
+    """Every rule id in the severity table names a rule (shipped, or a policy of the schema)."""
+    import difflib
+
+    from .rules import registry
+
+    known = set(registry()) | {p.id for p in getattr(schema, "policies", ())}
+    for rid in getattr(args, "severity", {}) or {}:
+        if rid not in known:
+            close = difflib.get_close_matches(rid, sorted(known), n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise UsageError(f"{args.severity_where}: severity: no rule {rid!r}{hint}; --list-rules lists them")
 
 
 def _reseverity(findings, severity: dict) -> list:
@@ -278,24 +392,56 @@ def _reseverity(findings, severity: dict) -> list:
 
 
 def _matrix(args) -> int:
-    """One run per verl release; a table of which scripts compose on which."""
+    """One run per verl release, every output option honoured: a table of which scripts
+    compose on which release and the findings (text), one report per release (json), one
+    SARIF run per release, or the annotations with the releases they hold on (github)."""
     versions = list(dict.fromkeys(args.verl))
     table: dict[str, dict[str, str]] = {}
-    failed = False
+    reports, by_version = [], {}
+    from .report import matrix
+
     for version in versions:
         args.verl = [version]
         files, source, cache, opts = _setup(args)
-        results, unreadable = run_files(files, cache, opts)
+        results, unreadable = run_files(files, cache, opts, args.jobs or 0)
+        for line in unreadable:
+            print(f"validate-scripts: {line}", file=sys.stderr)
         if unreadable:
-            raise UsageError(unreadable[0])
+            return EXIT_USAGE
         for r in results:
-            errors = sum(1 for f in r.findings if f.severity == "error")
-            failed |= errors > 0
-            table.setdefault(r.path, {})[version] = "ok" if not errors else f"{errors} error{'s' * (errors > 1)}"
-    from .report import matrix
+            r.findings = _reseverity(r.findings, args.severity)
+            table.setdefault(r.path, {})[version] = matrix.cell(r.findings)
+        findings = [f for r in results for f in r.findings]
+        reports.append((results, findings, source))
+        by_version[version] = findings
+    if args.format == "json":
+        import json
 
-    sys.stdout.write(matrix.render(versions, table))
-    return EXIT_FINDINGS if failed else EXIT_OK
+        from .report import json_report
+
+        docs = [json_report.document(*rep) for rep in reports]
+        out = {"version": 1, "matrix": [{"verl": v, **d} for v, d in zip(versions, docs, strict=True)]}
+        sys.stdout.write(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
+    elif args.format == "sarif":
+        from .report import sarif
+
+        sys.stdout.write(sarif.render_runs(reports))
+    elif args.format == "github":
+        from dataclasses import replace
+
+        from .report import github
+
+        differ, common = matrix.split_findings(versions, by_version)
+        tagged = [replace(f, message=f"{f.message} (only verl {', '.join(vs)})") for f, vs in differ]
+        sys.stdout.write(github.render([], sorted(tagged + common, key=lambda f: f.sort_key())))
+    else:
+        sys.stdout.write(matrix.render(versions, table, by_version, args.quiet, _use_color(args.color)))
+    every = [f for fs in by_version.values() for f in fs]
+    if any(f.severity == "error" for f in every):
+        return EXIT_FINDINGS
+    if args.strict and any(f.severity == "warning" for f in every):
+        return EXIT_FINDINGS
+    return EXIT_OK
 
 
 def _use_color(choice: str) -> bool:
@@ -311,7 +457,7 @@ def _render(argv) -> int:
     p = argparse.ArgumentParser(
         prog="validate-scripts render", description="Print each profile's launch command, one override a line."
     )
-    p.add_argument("script")
+    p.add_argument("scripts", nargs="+", metavar="SCRIPT", help="script files or folders; - reads standard input")
     p.add_argument("--verl-config", metavar="DIR")
     p.add_argument("--verl", metavar="VERSION", action="append")
     p.add_argument("--profile", action="append", metavar="KEY=VAL[,KEY=VAL...]")
@@ -324,8 +470,9 @@ def _render(argv) -> int:
         default="command",
         help="the launch command, the overrides alone, or the config changes as YAML",
     )
+    p.add_argument("--format", choices=["text", "json"], default="text")
     args = p.parse_args(argv)
-    args.paths = [args.script]
+    args.paths = list(args.scripts)
     args.max_bytes = 5 * 1024 * 1024
     args.schema = None
     args.excludes = []
@@ -335,7 +482,7 @@ def _render(argv) -> int:
         print(f"validate-scripts: {line}", file=sys.stderr)
     if unreadable:
         return EXIT_USAGE
-    from .report.render import render
+    from .report.render import render, render_json
 
-    sys.stdout.write(render(results, cache, args.as_))
+    sys.stdout.write((render_json if args.format == "json" else render)(results, cache, args.as_))
     return EXIT_OK

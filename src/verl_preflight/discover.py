@@ -13,9 +13,15 @@ def discover(paths, excludes=()) -> list[str]:
     found: list[str] = []
     seen: set[str] = set()
     for path in paths:
-        if os.path.isdir(path):
+        if path == "-":  # the script on standard input
+            if path not in seen:
+                seen.add(path)
+                found.append(path)
+        elif os.path.isdir(path):
             found.extend(_walk(path, seen, excludes))
         elif os.path.exists(path):
+            if _explicit_excluded(path, excludes):  # pre-commit names the files one by one
+                continue
             real = os.path.realpath(path)
             if real not in seen:
                 seen.add(real)
@@ -56,3 +62,21 @@ def _excluded(path: str, excludes) -> bool:
 
     norm = os.path.normpath(path)
     return any(fnmatch.fnmatch(norm, pat) or fnmatch.fnmatch(os.path.basename(norm), pat) for pat in excludes)
+
+
+def _explicit_excluded(path: str, excludes) -> bool:
+    """A file named on the command line is excluded as it would be in a walk from the current
+    folder: by its own pattern or by a folder above it up to there (as given and absolute)."""
+    if not excludes:
+        return False
+    cwd = os.path.abspath(os.getcwd())
+    for form in (os.path.normpath(path), os.path.abspath(path)):
+        cur = form
+        while cur and cur not in (os.sep, ".", cwd):
+            if _excluded(cur, excludes):
+                return True
+            parent = os.path.dirname(cur)
+            if parent == cur:
+                break
+            cur = parent
+    return False

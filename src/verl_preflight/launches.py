@@ -164,6 +164,8 @@ class LaunchSpec:
     config_name_loc: Loc | None = None
     config_path_loc: Loc | None = None
     trains: bool = True  # False after a Hydra flag such as --cfg or --help: nothing to check
+    argv: list = field(default_factory=list)  # every word bash passes, launcher first (list[Field])
+    entry: int = 0  # index of the module word in argv
 
 
 def read_launch(launch) -> LaunchSpec:
@@ -175,7 +177,7 @@ def read_launch(launch) -> LaunchSpec:
         if mod_field.value.startswith("-m") and entry > 0 and argv[entry - 1].value != "-m"
         else mod_field.value
     )
-    spec = LaunchSpec(launch.loc, module, None, None)
+    spec = LaunchSpec(launch.loc, module, None, None, argv=list(argv), entry=entry)
     args = argv[entry + 1 :]
     i = 0
     while i < len(args):

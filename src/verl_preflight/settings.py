@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 import tomllib
 
+KEYS = ("paths", "exclude", "verl", "verl-config", "schema", "severity", "stack")
+FILE = "__file__"  # where the settings came from (not a key a user writes)
+
 
 def project_settings(start: str | None = None) -> dict:
     cur = os.path.abspath(start or os.getcwd())
@@ -20,6 +23,7 @@ def project_settings(start: str | None = None) -> dict:
             if not isinstance(table, dict):
                 return {}
             out = dict(table)
+            out[FILE] = path
             for key in ("schema", "verl-config"):
                 if isinstance(out.get(key), str) and not os.path.isabs(out[key]):
                     out[key] = os.path.join(cur, out[key])
@@ -31,3 +35,8 @@ def project_settings(start: str | None = None) -> dict:
             return {}
         cur = parent
     return {}
+
+
+def unknown_keys(settings: dict) -> list[str]:
+    """Keys of the table this version does not know (a typo, or a newer version's key)."""
+    return [k for k in settings if k != FILE and k not in KEYS]

@@ -41,6 +41,8 @@ class Options:
     schema: object = None  # rules.schema.Schema; None: no policy rules
     current: bool = False  # --profile current: this machine's environment
     stack: dict = field(default_factory=dict)  # --stack PKG=VERSION and [tool.validate-scripts] stack
+    stdin: bytes | None = None  # the script given as `-`
+    device: str | None = None  # --profile current: DEVICE as probed once for the run
 
 
 @dataclass
@@ -66,6 +68,7 @@ class ScriptResult:
     findings: list = field(default_factory=list)
     fatal: str | None = None
     deps: dict = field(default_factory=dict)  # every file read: path -> SHA-256 (None: unreadable)
+    reads: set = field(default_factory=set)  # variables the script (or what it sources) expands
 
 
 def note_finding(note) -> Finding:
@@ -73,10 +76,29 @@ def note_finding(note) -> Finding:
     return rule_class(note.kind.value).emit(note.loc, note.message, note.key)
 
 
+def _say_profile(finding: Finding, info, profile) -> Finding:
+    """An unset variable that the script does assign, in other branches: say in which profile
+    it is left unassigned (the message then names the profile, so it is not merged)."""
+    from dataclasses import replace
+
+    if finding.rule == "unset-variable" and finding.key in info.assigned:
+        name = finding.key
+        where = profile.describe()
+        when = f"in profile {where}" if where != "default" else "on this path"
+        message = (
+            f"`set -u` is on and {name} is not assigned {when} (only other branches assign it): "
+            f"the script stops here unless {name} is exported"
+        )
+        finding = replace(finding, message=message)
+    return finding.in_profile(profile)
+
+
 def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> ScriptResult:
     result = ScriptResult(path)
     try:
-        data = read_script(path, opts.max_bytes)
+        data = read_script(path, opts.max_bytes) if path != "-" or opts.stdin is None else opts.stdin
+        if len(data) > opts.max_bytes:
+            raise TooLarge(path)
     except TooLarge:
         message = f"larger than {opts.max_bytes} bytes: not checked (raise --max-bytes)"
         result.findings.append(FileTooLarge.emit(Loc(path, 1, 1), message))
@@ -86,10 +108,11 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
     script = parse_script(path, data)
     findings = [note_finding(n) for n in syntax_notes(script)]
     info = prof.scan(script, read_file=read_file)
+    result.reads = set(info.reads) | set(info.inputs) | set(info.tested)
     unset = prof.unset_inputs(info)
     ambient = opts.ambient
     if opts.current:
-        envs, ambient = [current_env(prof.dimensions(info))], dict(os.environ)
+        envs, ambient = [current_env(prof.dimensions(info), opts.device)], dict(os.environ)
     elif opts.pinned:
         envs = [dict(p) for p in opts.pinned]
         unset |= {k for p in envs for k in p}
@@ -109,7 +132,7 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
         for outcome in outcomes:
             profile = outcome.profile
             launches = []
-            findings.extend(note_finding(n).in_profile(profile) for n in outcome.notes)
+            findings.extend(_say_profile(note_finding(n), info, profile) for n in outcome.notes)
             for launch in outcome.launches:
                 all_launches.append(launch)
                 spec = read_launch(launch)

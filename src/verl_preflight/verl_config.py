@@ -9,6 +9,7 @@ overrides are cached across runs in a file keyed by the tree's content hash.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import json
@@ -99,16 +100,66 @@ def tree_hash(path: str) -> str:
     return h.hexdigest()
 
 
+# verl's Hydra entry points, module -> (config_path, config_name), as their @hydra.main
+# decorators say in verl 0.8.0 and 0.9.1. Used only when no verl sources of the checked
+# tree can be read (`--verl-config DIR` holding the config tree alone).
+ENTRY_POINTS = {
+    "verl.trainer.main_ppo": ("config", "ppo_trainer"),
+    "verl.trainer.main_ppo_sync": ("config", "ppo_trainer"),  # 0.8.0
+    "verl.trainer.main_generation_server": ("config", "ppo_trainer"),
+    "verl.trainer.main_eval": ("config", "evaluation"),
+    "verl.trainer.sft_trainer": ("config", "sft_trainer_engine"),
+    "verl.trainer.sft_trainer_ray": ("config", "sft_trainer_engine"),
+    "verl.experimental.fully_async_policy.fully_async_main": ("config", "fully_async_ppo_trainer"),
+    "verl.experimental.one_step_off_policy.main_ppo": ("config", "one_step_off_ppo_trainer"),
+}
+_MODULE = re.compile(r"verl(\.[A-Za-z_]\w*)+")
+
+
+def _has_sources(root: str | None) -> bool:
+    return bool(root) and os.path.isfile(os.path.join(root, "trainer", "main_ppo.py"))
+
+
+@functools.lru_cache(maxsize=16)
+def _entry_root(path: str, package_root: str | None, version: str | None) -> tuple[str | None, str]:
+    """(verl package dir whose sources describe this tree, or None; how it was chosen)."""
+    if _has_sources(package_root):
+        return package_root, f"verl sources at {package_root}"
+    try:
+        spec = importlib.util.find_spec("verl")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None and spec.submodule_search_locations:
+        root = list(spec.submodule_search_locations)[0]
+        if _has_sources(root):
+            same_version = version is not None and version == _installed_version(root)
+            if same_version or _same_file(os.path.join(path, "ppo_trainer.yaml"), root):
+                return root, f"the installed verl at {root} (same version or the same ppo_trainer.yaml)"
+    return None, "verl-preflight's table of verl's entry points (no verl sources beside the config tree)"
+
+
+def _same_file(yaml_path: str, root: str) -> bool:
+    try:
+        with open(yaml_path, "rb") as a, open(os.path.join(root, "trainer", "config", "ppo_trainer.yaml"), "rb") as b:
+            return a.read() == b.read()
+    except OSError:
+        return False
+
+
+def entry_origin(source: ConfigSource) -> str:
+    """Where the entry points (module -> root config) come from, said to the user."""
+    return _entry_root(source.path, source.package_root, source.verl_version)[1]
+
+
 def entry_config_name(source: ConfigSource, module: str) -> tuple[str | None, str | None]:
-    """(config_path, config_name) of a verl module's @hydra.main, read from its source."""
-    if source.package_root is None or not re.fullmatch(r"verl(\.[A-Za-z_]\w*)+", module):
+    """(config_path, config_name) of a verl module's @hydra.main: read from its source, else
+    from the installed verl with the same tree, else from ENTRY_POINTS."""
+    if not _MODULE.fullmatch(module):
         return None, None
-    rel = module.split(".")[1:]
-    candidates = [
-        os.path.join(source.package_root, *rel) + ".py",
-        os.path.join(source.package_root, *rel, "__main__.py"),
-    ]
-    for c in candidates:
+    root = _entry_root(source.path, source.package_root, source.verl_version)[0]
+    if root is None:
+        return ENTRY_POINTS.get(module, (None, None))
+    for c in _module_files(root, module):
         try:
             with open(c, encoding="utf-8") as fh:
                 text = fh.read()
@@ -141,6 +192,42 @@ def entry_calls(source: ConfigSource | None, module: str, function: str) -> bool
         except OSError:
             continue
     return None
+
+
+def _module_files(root: str, module: str) -> list[str]:
+    rel = module.split(".")[1:]
+    return [os.path.join(root, *rel) + ".py", os.path.join(root, *rel, "__main__.py")]
+
+
+def module_exists(source: ConfigSource, module: str) -> tuple[bool | None, list[str]]:
+    """(does `python3 -m module` find it: True, False, or None when no sources tell; the
+    nearest modules that do exist, for "did you mean")."""
+    import difflib
+
+    if not _MODULE.fullmatch(module):
+        return None, []
+    root = _entry_root(source.path, source.package_root, source.verl_version)[0]
+    if root is None:
+        return (True if module in ENTRY_POINTS else None), []
+    if any(os.path.isfile(c) for c in _module_files(root, module)):
+        return True, []
+    rel = module.split(".")[1:]
+    if os.path.isdir(os.path.join(root, *rel)):
+        return True, []  # a package (python3 -m then says it has no __main__, a different error)
+    # the nearest: runnable modules of the deepest package that exists on the way, and the entry points
+    parent = root
+    for part in rel[:-1]:
+        if not os.path.isdir(os.path.join(parent, part)):
+            break
+        parent = os.path.join(parent, part)
+    prefix = "verl." + ".".join(os.path.relpath(parent, root).split(os.sep)) if parent != root else "verl"
+    candidates = set(ENTRY_POINTS)
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        names = []
+    candidates |= {f"{prefix}.{n[:-3]}" for n in names if n.endswith(".py") and n != "__init__.py"}
+    return False, difflib.get_close_matches(module, sorted(candidates), n=2, cutoff=0.8)
 
 
 # ---- composition --------------------------------------------------------

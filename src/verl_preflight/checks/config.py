@@ -312,6 +312,17 @@ def config_name_of(spec, cache) -> str | None:
     return entry_config_name(cache.source, spec.module)[1]
 
 
+def _close_config_names(config_dir: str, name: str) -> list[str]:
+    """Root configs of the tree (its top-level *.yaml) nearest to a misspelt --config-name."""
+    import os
+
+    try:
+        roots = [f[:-5] for f in os.listdir(config_dir) if f.endswith(".yaml")]
+    except OSError:
+        return []
+    return difflib.get_close_matches(name, sorted(roots), n=2, cutoff=0.6)
+
+
 def check_launch(spec, config_name: str | None, cache) -> list:
     """The Hydra stage for one launch: entry point, root config, then every override.
 
@@ -325,8 +336,16 @@ def check_launch(spec, config_name: str | None, cache) -> list:
     from ..rules.hydra.config_path import ConfigPath
     from ..rules.hydra.unknown_argument import UnknownArgument
     from ..rules.hydra.unknown_entry import UnknownEntry
+    from ..rules.hydra.unknown_module import UnknownModule
     from ..rules.view import OWN_CONFIG_PATHS
+    from ..verl_config import module_exists
 
+    exists, close = module_exists(cache.source, spec.module)
+    if exists is False:
+        where = spec.argv[spec.entry].loc if spec.argv and spec.argv[spec.entry].loc else spec.loc
+        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        message = f"No module named {spec.module}: python3 -m stops before verl starts{hint}"
+        return [UnknownModule.emit(where, message)]
     if config_name is None:
         return [
             UnknownEntry.emit(
@@ -339,6 +358,9 @@ def check_launch(spec, config_name: str | None, cache) -> list:
     bare = config_name[: -len(".yaml")] if config_name.endswith(".yaml") else config_name  # Hydra accepts both
     if not re.fullmatch(r"[\w./-]+", bare) or not os.path.isfile(os.path.join(cache.source.path, bare + ".yaml")):
         message = f"--config-name={config_name}: verl has no {bare}.yaml in {cache.source.path}"
+        close = _close_config_names(cache.source.path, bare)
+        if close:
+            message += f" (did you mean {' or '.join(repr(c) for c in close)}?)"
         return [ConfigName.emit(spec.config_name_loc or spec.loc, message)]
     texts, where, findings = [], [], []
     for o in spec.overrides:

@@ -19,36 +19,72 @@ def finding_obj(f) -> dict:
     }
 
 
+def pieces(field):
+    """An argument that is partly unknown, as a list: known text as strings, each unknown
+    piece as {"unknown": "<what the script wrote>"} (or {"unknown": null, "label": ...}
+    when the script wrote nothing for it, e.g. input read at run time); None when the
+    argument is fully known. `${HOME}` in an override's string may thus be the script's
+    run-time variable, never a Hydra interpolation, only where this says so."""
+    if field is None or field.known:
+        return None
+    out = []
+    for piece in field.pieces:
+        if isinstance(piece, str):
+            out.append(piece)
+        elif piece.source is not None:
+            out.append({"unknown": piece.source})
+        else:
+            out.append({"unknown": None, "label": piece.label})
+    return out
+
+
+def launch_obj(la) -> dict:
+    spec = la.spec
+    return {
+        "line": la.line,
+        "module": la.module,
+        "config_name": la.config_name,
+        "overrides": la.overrides,
+        "unknown_parts": [pieces(o.field) for o in spec.overrides] if spec is not None else [],
+    }
+
+
+def scripts_obj(results) -> list:
+    return [
+        {
+            "path": r.path,
+            "profiles": [
+                {
+                    "env": dict(p.profile.env),
+                    "assumptions": [a.as_json() for a in p.profile.assumptions],
+                    "status": p.status,
+                    "launches": [launch_obj(la) for la in p.launches],
+                }
+                for p in r.profiles
+            ],
+        }
+        for r in results
+    ]
+
+
+def _entry_origin(source):
+    from ..verl_config import entry_origin
+
+    return entry_origin(source) if source else None
+
+
 def render(results, findings, source) -> str:
-    doc = {
+    return json.dumps(document(results, findings, source), indent=2, ensure_ascii=False) + "\n"
+
+
+def document(results, findings, source) -> dict:
+    return {
         "version": 1,
         "config_source": {
             "path": source.path if source else None,
             "verl_version": source.verl_version if source else None,
+            "entry_points": _entry_origin(source),
         },
-        "scripts": [
-            {
-                "path": r.path,
-                "profiles": [
-                    {
-                        "env": dict(p.profile.env),
-                        "assumptions": [a.as_json() for a in p.profile.assumptions],
-                        "status": p.status,
-                        "launches": [
-                            {
-                                "line": la.line,
-                                "module": la.module,
-                                "config_name": la.config_name,
-                                "overrides": la.overrides,
-                            }
-                            for la in p.launches
-                        ],
-                    }
-                    for p in r.profiles
-                ],
-            }
-            for r in results
-        ],
+        "scripts": scripts_obj(results),
         "findings": [finding_obj(f) for f in findings],
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

@@ -1,17 +1,66 @@
-"""A compatibility matrix: which scripts compose on which verl release."""
+"""A compatibility matrix: which scripts compose on which verl release, and the findings
+that differ between releases."""
 
 from __future__ import annotations
 
+from .text import finding_line
 
-def render(versions: list[str], table: dict[str, dict[str, str]]) -> str:
-    """`table` maps a script path to {version: "ok" | "N errors"}."""
+
+def cell(findings) -> str:
+    """`ok`, `2 errors`, `1 warning` or `2 errors, 1 warning` for one script on one release."""
+    errors = sum(1 for f in findings if f.severity == "error")
+    warnings = sum(1 for f in findings if f.severity == "warning")
+    parts = [f"{n} {word}{'s' * (n != 1)}" for n, word in ((errors, "error"), (warnings, "warning")) if n]
+    return ", ".join(parts) or "ok"
+
+
+def table_text(versions: list[str], table: dict[str, dict[str, str]]) -> str:
+    """`table` maps a script path to {version: cell}."""
     width = max([len("script")] + [len(p) for p in table])
     heads = [f"verl {v}" for v in versions]
+    cells = {v: [row.get(v, "-") for row in table.values()] for v in versions}
+    widths = [max([len(h)] + [len(c) for c in cells[v]]) for h, v in zip(heads, versions, strict=True)]
 
-    def row_text(first, cells):
-        return "  ".join([first.ljust(width)] + [c.ljust(len(h)) for c, h in zip(cells, heads, strict=True)])
+    def row_text(first, items):
+        return "  ".join([first.ljust(width)] + [c.ljust(w) for c, w in zip(items, widths, strict=True)])
 
     out = [row_text("script", heads)]
     for path, row in table.items():
         out.append(row_text(path, [row.get(v, "-") for v in versions]))
     return "\n".join(line.rstrip() for line in out) + "\n"
+
+
+def _key(f):
+    return (f.path, f.line, f.column, f.rule, f.severity, f.message)
+
+
+def split_findings(versions, by_version: dict) -> tuple[list, list]:
+    """(findings that differ between releases, as (finding, [versions]); findings of every release)."""
+    seen: dict = {}
+    for v in versions:
+        for f in by_version[v]:
+            seen.setdefault(_key(f), (f, []))[1].append(v)
+    differ = [(f, vs) for f, vs in seen.values() if len(vs) != len(versions)]
+    common = [f for f, vs in seen.values() if len(vs) == len(versions)]
+    differ.sort(key=lambda item: item[0].sort_key())
+    common.sort(key=lambda f: f.sort_key())
+    return differ, common
+
+
+def render(versions, table, by_version: dict, quiet: bool = False, color: bool = False) -> str:
+    """The table, then the findings that differ between releases (each tagged with the releases
+    it holds on), then those of every release. --quiet: the finding lines alone."""
+    differ, common = split_findings(versions, by_version)
+    keep = (lambda f: f.severity != "info") if quiet else (lambda f: True)
+    differ = [(f, vs) for f, vs in differ if keep(f)]
+    common = [f for f in common if keep(f)]
+    lines = [] if quiet else table_text(versions, table).splitlines()
+    if differ:
+        if not quiet:
+            lines += ["", "Findings that differ between releases:"]
+        lines += [f"{finding_line(f, color)} (only verl {', '.join(vs)})" for f, vs in differ]
+    if common:
+        if not quiet:
+            lines += ["", "Findings on every release:"]
+        lines += [finding_line(f, color) for f in common]
+    return "\n".join(lines) + ("\n" if lines else "")

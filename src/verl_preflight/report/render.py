@@ -73,6 +73,61 @@ def _diff(base, mine):
     return mine
 
 
+def command_lines(la) -> list[str]:
+    """The launch as bash passes it, word for word (`--config-name X` stays two words, on one
+    line): the command up to the module on the first line, then one argument a line."""
+    from ..launches import _HYDRA_FLAGS_WITH_ARG
+
+    spec = la.spec
+    words = [shell_word(f) for f in spec.argv]
+    head, rest = words[: spec.entry + 1], words[spec.entry + 1 :]
+    fields = spec.argv[spec.entry + 1 :]
+    grouped, i = [], 0
+    while i < len(rest):
+        if fields[i].value in _HYDRA_FLAGS_WITH_ARG and i + 1 < len(rest):
+            grouped.append(f"{rest[i]} {rest[i + 1]}")
+            i += 2
+        else:
+            grouped.append(rest[i])
+            i += 1
+    lines = [" ".join(head) + (" \\" if grouped else "")]
+    for n, w in enumerate(grouped):
+        lines.append(f"    {w}" + (" \\" if n + 1 < len(grouped) else ""))
+    return lines
+
+
+def render_json(results, cache, as_: str = "command") -> str:
+    """render's data as JSON: per script and profile, each launch's argv (unknown pieces as
+    {"unknown": "<source>"}, like --format json), its overrides, and with --as config the YAML."""
+    import json
+
+    from .json_report import pieces
+
+    def word(f):
+        p = pieces(f)
+        return f.value if p is None else p
+
+    doc = []
+    for r in results:
+        profiles = []
+        for prof in r.profiles:
+            launches = []
+            for la in prof.launches:
+                item = {
+                    "line": la.line,
+                    "module": la.module,
+                    "config_name": la.config_name,
+                    "argv": [word(f) for f in la.spec.argv],
+                    "overrides": [word(o.field) for o in la.spec.overrides],
+                }
+                if as_ == "config":
+                    item["config"] = config_changes(cache, la)
+                launches.append(item)
+            profiles.append({**prof.profile.as_json(), "status": prof.status, "launches": launches})
+        doc.append({"path": r.path, "profiles": profiles})
+    return json.dumps({"version": 1, "scripts": doc}, indent=2, ensure_ascii=False) + "\n"
+
+
 def render(results, cache, as_: str = "command") -> str:
     out = []
     for r in results:
@@ -85,13 +140,6 @@ def render(results, cache, as_: str = "command") -> str:
                 if as_ == "config":
                     out.append(config_changes(cache, la))
                     continue
-                out.append(f"python3 -m {la.module} \\")
-                args_list = []
-                if la.spec is not None and la.spec.config_name:
-                    args_list.append(shlex.quote(f"--config-name={la.spec.config_name}"))
-                args_list += [shell_word(o.field) for o in la.spec.overrides]
-                for i, o in enumerate(args_list):
-                    tail = " \\" if i + 1 < len(args_list) else ""
-                    out.append(f"    {o}{tail}")
+                out.extend(command_lines(la))
             out.append("")
     return "\n".join(out)

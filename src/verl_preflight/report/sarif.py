@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from urllib.parse import quote
 
 from .. import __version__
 from ..rules import get
@@ -29,7 +31,31 @@ def _rule_entry(rule_id: str) -> dict:
     }
 
 
+def artifact_uri(path: str) -> str:
+    """A path as a URI reference, percent-encoded: relative paths stay relative (code scanning
+    resolves them against the checkout), absolute ones become file:// URIs."""
+    if not path:
+        return "."
+    if path == "-":
+        return "stdin"
+    if os.path.isabs(path):
+        return "file://" + quote(path.replace(os.sep, "/"))
+    return quote(path.replace(os.sep, "/"))
+
+
 def render(results, findings, source) -> str:
+    return json.dumps(document(results, findings, source), indent=2) + "\n"
+
+
+def render_runs(reports) -> str:
+    """Several verl releases (a compatibility matrix): one SARIF run per release."""
+    docs = [document(results, findings, source) for results, findings, source in reports]
+    doc = docs[0]
+    doc["runs"] = [run for d in docs for run in d["runs"]]
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def document(results, findings, source) -> dict:
     rule_ids = sorted({f.rule for f in findings})
     index = {rid: i for i, rid in enumerate(rule_ids)}
     sarif_results = []
@@ -43,7 +69,7 @@ def render(results, findings, source) -> str:
                 "locations": [
                     {
                         "physicalLocation": {
-                            "artifactLocation": {"uri": f.path or "."},
+                            "artifactLocation": {"uri": artifact_uri(f.path)},
                             "region": {"startLine": max(1, f.line), "startColumn": max(1, f.column)},
                         }
                     }
@@ -63,8 +89,10 @@ def render(results, findings, source) -> str:
                 "tool": {
                     "driver": {
                         "name": "validate-scripts",
+                        "fullName": f"verl-preflight {__version__} (validate-scripts)",
                         "version": __version__,
-                        "informationUri": "https://github.com/verl-project/verl",
+                        # no informationUri: verl-preflight has no public home page to point at
+                        # (the schema makes it optional; verl's URL would misattribute the tool)
                         "rules": [_rule_entry(r) for r in rule_ids],
                     }
                 },
@@ -76,4 +104,4 @@ def render(results, findings, source) -> str:
             }
         ],
     }
-    return json.dumps(doc, indent=2) + "\n"
+    return doc

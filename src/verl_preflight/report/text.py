@@ -21,19 +21,46 @@ def finding_line(f, color: bool = False) -> str:
     return f"{where}: {severity}: {f.message} [{f.rule}]{profile_text(f.profiles)}"
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
 def summary(results, findings, seconds: float) -> str:
     n_profiles = sum(len(r.profiles) for r in results)
+    n_launches = sum(len(p.launches) for r in results for p in r.profiles)
     errors = sum(1 for f in findings if f.severity == "error")
     warnings = sum(1 for f in findings if f.severity == "warning")
     return (
-        f"{len(results)} script{'s' if len(results) != 1 else ''}, {n_profiles} profile"
-        f"{'s' if n_profiles != 1 else ''}: {errors} error{'s' if errors != 1 else ''}, "
-        f"{warnings} warning{'s' if warnings != 1 else ''} ({seconds:.2f}s)"
+        f"{_count(len(results), 'script')}, {_count(n_profiles, 'profile')}, {_count(n_launches, 'launch')}".replace(
+            "launchs", "launches"
+        )
+        + f": {_count(errors, 'error')}, {_count(warnings, 'warning')} ({seconds:.2f}s)"
     )
 
 
-def render(results, findings, seconds: float, quiet: bool = False, color: bool = False) -> str:
+def pass_notes(results, empty_folders=()) -> list[str]:
+    """What passed without being checked: a folder with no script, a script with no verl
+    launch, a profile the script rejects (exits by itself in). Not findings: the exit status
+    does not change."""
+    lines = [f"{d}: note: no *.sh script in this folder: nothing was checked" for d in empty_folders]
+    for r in results:
+        if r.profiles and all(p.status == "no-launch" for p in r.profiles):
+            lines.append(f"{r.path}: note: no verl launch (python3 -m verl...) in any profile: nothing was checked")
+            continue
+        for p in r.profiles:
+            if p.status == "rejected":
+                lines.append(
+                    f"{r.path}: note: profile {p.profile.describe()} is rejected: the script exits by itself "
+                    "there, nothing to check"
+                )
+            elif p.status == "no-launch":
+                lines.append(f"{r.path}: note: profile {p.profile.describe()} runs no verl launch")
+    return lines
+
+
+def render(results, findings, seconds: float, quiet: bool = False, color: bool = False, empty_folders=()) -> str:
     lines = [finding_line(f, color) for f in findings if not (quiet and f.severity == "info")]
     if not quiet:
+        lines += pass_notes(results, empty_folders)
         lines.append(summary(results, findings, seconds))
     return "\n".join(lines) + ("\n" if lines else "")

@@ -1512,7 +1512,7 @@ def outcome_of(st: State, env: dict) -> Outcome:
         for a in st.assumptions
     )
     for name, value in env.items():  # a switch the profile sets to none of its literals
-        if value is OTHER:
+        if value is OTHER and not any(a.subject == name for a in assumptions):
             excluded = tuple(sorted(st.excluded.get(name, ())))
             assumptions += (Assumption(name, "not in", excluded) if excluded else Assumption(name, "set"),)
     return Outcome(dict(env), assumptions, status, code, list(st.launches), list(st.notes))

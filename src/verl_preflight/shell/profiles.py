@@ -36,6 +36,7 @@ class Scan:
     tested: dict = field(default_factory=dict)  # name -> [literals] in first-seen order
     aliases: dict = field(default_factory=dict)  # A -> B for A=${B...}
     order: list = field(default_factory=list)
+    reads: set = field(default_factory=set)  # every variable expanded anywhere (`$X`, `${X...}`)
 
 
 def _glob_representative(pattern: str) -> str | None:
@@ -64,6 +65,8 @@ def _scan_into(script: Script, result: Scan, follow: bool, depth: int, seen: set
     while stack:
         node = stack.pop()
         t = node.type
+        if t in ("simple_expansion", "expansion"):
+            result.reads.update(script.text(c) for c in node.children if c.type == "variable_name")
         if t == "expansion":
             named = [c for c in node.children if c.type == "variable_name"]
             ops = [c for c in node.children if not c.is_named and script.text(c) in DEFAULT_OPS]

@@ -10,6 +10,9 @@ class UnknownEntry(Rule):
     severity = "warning"
     stage = "hydra"
     summary = "a verl module that is not a Hydra entry point here"
-    why = "Its arguments cannot be checked against a config."
-    bad = "python3 -m verl.trainer.no_such_main"
+    why = (
+        "The module exists but has no @hydra.main: its arguments cannot be checked against a config "
+        "(a module that does not exist at all is unknown-module, an error)."
+    )
+    bad = "python3 -m verl.trainer.ppo.ray_trainer"
     good = "python3 -m verl.trainer.main_ppo"
