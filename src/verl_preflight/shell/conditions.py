@@ -7,29 +7,6 @@ import re
 from .arith import parse_int
 from .words import Field
 
-UNARY_FILE_OPS = {
-    "-a",
-    "-b",
-    "-c",
-    "-d",
-    "-e",
-    "-f",
-    "-g",
-    "-h",
-    "-k",
-    "-p",
-    "-r",
-    "-s",
-    "-t",
-    "-u",
-    "-w",
-    "-x",
-    "-G",
-    "-L",
-    "-N",
-    "-O",
-    "-S",
-}
 BINARY_OPS = {"=", "==", "!=", "<", ">", "-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-nt", "-ot", "-ef"}
 INT_OPS = {
     "-eq": lambda a, b: a == b,

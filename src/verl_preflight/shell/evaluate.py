@@ -78,7 +78,6 @@ NO_EFFECT = frozenset(
         "logger",
     }
 )
-DECLARATIONS = frozenset({"export", "local", "declare", "typeset", "readonly"})
 
 
 @dataclass

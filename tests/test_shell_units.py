@@ -1,0 +1,241 @@
+"""Unit tables for the abstract bash interpreter, one table per stage.
+
+Each row is a tiny script or expression evaluated through the public API
+(`parse_script`, `evaluate`, `profiles`), with the exact result bash gives, so a
+failing row names the stage that broke: expansion (word -> fields), arithmetic
+(expression -> value or error), conditions ([ ] / [[ ]] -> status), profiles
+(script -> dimensions).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from verl_preflight.shell import profiles as prof
+from verl_preflight.shell.evaluate import evaluate
+from verl_preflight.shell.notes import NoteKind
+from verl_preflight.shell.parse import parse_script
+from verl_preflight.values import OTHER
+
+
+def run(text: str, env: dict | None = None, ambient: dict | None = None):
+    """The outcomes of `text`; every `probe ARGS` is recorded as a launch of its argv.
+    `ambient` is the whole environment (None: unknown, each variable may be exported)."""
+
+    def on_command(argv, loc, last_word):
+        if argv and argv[0].value == "probe":
+            return [f.display if not f.known else f.value for f in argv[1:]]
+        return None
+
+    script = parse_script("unit.sh", text.encode())
+    return evaluate(script, env or {}, set(), on_command, ambient=ambient)
+
+
+def probed(text: str, env: dict | None = None) -> list:
+    """The argv of each `probe` on the single path through `text` (in an empty environment)."""
+    outcomes = run(text, env, ambient={})
+    assert len(outcomes) == 1, [o.assumptions for o in outcomes]
+    return outcomes[0].launches
+
+
+# ---- expansion: word -> fields --------------------------------------------
+EXPANSION = [
+    ("plain", "probe a b", ["a", "b"]),
+    ("quoted blank", 'probe "a b"', ["a b"]),
+    ("single quotes", "probe 'a $X'", ["a $X"]),
+    ("ansi-c", r"probe $'a\tb'", ["a\tb"]),
+    ("split unquoted", 'X="a  b"; probe $X', ["a", "b"]),
+    ("no split quoted", 'X="a  b"; probe "$X"', ["a  b"]),
+    ("empty unquoted vanishes", "X=; probe $X", []),
+    ("empty quoted stays", 'X=; probe "$X"', [""]),
+    ("default", "probe ${X:-d}", ["d"]),
+    ("default on set", "X=v; probe ${X:-d}", ["v"]),
+    ("assign default", "probe ${X:=d} $X", ["d", "d"]),
+    ("alternate", "X=v; probe ${X:+alt} ${Y:+alt}", ["alt"]),
+    ("length", "X=abcd; probe ${#X}", ["4"]),
+    ("prefix removal", "X=a/b/c; probe ${X#*/} ${X##*/}", ["b/c", "c"]),
+    ("suffix removal", "X=a/b/c; probe ${X%/*} ${X%%/*}", ["a/b", "a"]),
+    ("substitute", "X=aXbXc; probe ${X/X/-} ${X//X/-}", ["a-bXc", "a-b-c"]),
+    ("slice", "X=abcdef; probe ${X:1:3} ${X: -2}", ["bcd", "ef"]),
+    ("case ops", "X=aBc; probe ${X^^} ${X,,}", ["ABC", "abc"]),
+    ("array all quoted", 'A=(x "y z"); probe "${A[@]}"', ["x", "y z"]),
+    ("array element", "A=(x y z); probe ${A[1]} ${A[-1]}", ["y", "z"]),
+    ("array length", "A=(x y z); probe ${#A[@]}", ["3"]),
+    ("assoc", "declare -A M; M[k]=v; probe ${M[k]}", ["v"]),
+    ("positional", 'set -- a "b c"; probe "$@" $#', ["a", "b c", "2"]),
+    ("star joined", 'set -- a b; probe "$*"', ["a b"]),
+    ("indirect", "N=X; X=v; probe ${!N}", ["v"]),
+    ("concatenation", 'A=x; probe "$A"/y${A}z', ["x/yxz"]),
+    ("escaped", r"probe a\ b", ["a b"]),
+    ("command output known", 'probe "$(basename /a/b.sh .sh)"', ["b"]),
+    ("command output unknown", "probe $(uname)", ["$(uname)"]),
+    ("IFS", "IFS=:; X=a:b; probe $X", ["a", "b"]),
+    ("append", "X=a; X+=b; probe $X", ["ab"]),
+    ("local restores", "f() { local X=in; probe $X; }; X=out; f; probe $X", ["in"]),
+]
+
+
+@pytest.mark.parametrize("text,fields", [r[1:] for r in EXPANSION], ids=[r[0] for r in EXPANSION])
+def test_expansion(text, fields):
+    assert probed(text)[0] == fields
+
+
+def test_local_is_restored_after_the_function():
+    assert probed("f() { local X=in; }; X=out; f; probe $X") == [["out"]]
+
+
+# ---- arithmetic: expression -> value, or error -------------------------------
+ARITHMETIC = [
+    ("1 + 2 * 3", "7"),
+    ("(1 + 2) * 3", "9"),
+    ("7 / 2", "3"),
+    ("-7 / 2", "-3"),
+    ("-7 % 3", "-1"),
+    ("2 ** 10", "1024"),
+    ("1 << 4", "16"),
+    ("0x10 + 010", "24"),
+    ("2#101", "5"),
+    ("3 > 2 && 1", "1"),
+    ("0 || 0", "0"),
+    ("5 == 5 ? 10 : 20", "10"),
+    ("X + 1", "4"),  # X=3 below
+    ("$X * 2", "6"),
+    ("Y = X + 1, Y * 2", "8"),
+    ("9223372036854775807 + 1", "-9223372036854775808"),
+]
+
+
+@pytest.mark.parametrize("expr,value", ARITHMETIC, ids=[r[0] for r in ARITHMETIC])
+def test_arithmetic_value(expr, value):
+    assert probed(f'X=3; probe "$(({expr}))"') == [[value]]
+
+
+ARITH_COMMAND = [
+    ("(( 1 ))", "0"),
+    ("(( 0 ))", "1"),
+    ("(( 2 > 1 ))", "0"),
+    ("let 'Z = 0'", "1"),
+    ("let 'Z = 4'", "0"),
+    ("(( 1 / 0 ))", "1"),
+    ("i=0; (( i++ )); echo; (( i ))", "0"),
+]
+
+
+@pytest.mark.parametrize("command,status", ARITH_COMMAND, ids=[r[0] for r in ARITH_COMMAND])
+def test_arithmetic_command_status(command, status):
+    assert probed(f"{command}; probe $?") == [[status]]
+
+
+def test_arithmetic_error_in_a_command_fails_the_command():
+    (outcome,) = run("(( 1 / 0 )); probe after", ambient={})
+    assert outcome.launches == [["after"]]
+    assert [n.kind for n in outcome.notes] == [NoteKind.ARITHMETIC]
+
+
+def test_arithmetic_error_in_an_expansion_stops_the_script():
+    (outcome,) = run("probe $((1 / 0)); probe after", ambient={})
+    assert outcome.launches == []
+    assert outcome.status == "rejected"
+    assert [n.kind for n in outcome.notes] == [NoteKind.ARITHMETIC]
+
+
+def test_arithmetic_on_an_unknown_value_is_unknown():
+    (outcome,) = run("probe $((N + 1))")
+    assert outcome.launches == [["$((N + 1))"]]
+
+
+def test_c_style_for_counts():
+    assert probed("for ((i = 0; i < 3; i++)); do probe $i; done") == [["0"], ["1"], ["2"]]
+
+
+# ---- conditions: [ ] / [[ ]] -> status ----------------------------------------
+CONDITIONS = [
+    ("[ a = a ]", "0"),
+    ("[ a = b ]", "1"),
+    ("[ a != b ]", "0"),
+    ('[ -z "" ]', "0"),
+    ('[ -n "" ]', "1"),
+    ("[ 3 -lt 10 ]", "0"),
+    ("[ 3 -gt 10 ]", "1"),
+    ("[ ! a = a ]", "1"),
+    ("[ a = a -a b = c ]", "1"),
+    ("[ a = a -o b = c ]", "0"),
+    ("[ ]", "1"),
+    ("[ x ]", "0"),
+    ("test a b", "2"),
+    ("[ 1 -eq x ]", "2"),
+    ("test a = a", "0"),
+    ("[[ abc == a* ]]", "0"),
+    ('[[ abc == "a*" ]]', "1"),
+    ("[[ abc != a* ]]", "1"),
+    ("[[ abc =~ ^a.c$ ]]", "0"),
+    ("[[ -n x && -z '' ]]", "0"),
+    ("[[ -z x || a == b ]]", "1"),
+    ("[[ ! a == b ]]", "0"),
+    ("[[ 10 -gt 9 ]]", "0"),
+    ("[[ b > a ]]", "0"),
+]
+
+
+@pytest.mark.parametrize("test,status", CONDITIONS, ids=[r[0] for r in CONDITIONS])
+def test_condition_status(test, status):
+    assert probed(f"{test}; probe $?") == [[status]]
+
+
+def test_unknown_condition_forks():
+    outcomes = run('if [ "$(uname)" = Linux ]; then probe yes; else probe no; fi')
+    assert sorted(o.launches[0][0] for o in outcomes) == ["no", "yes"]
+
+
+def test_test_on_an_unknown_variable_assumes_each_side():
+    outcomes = run('if [ "$MODE" = fast ]; then probe "$MODE"; else probe other; fi')
+    assert sorted(o.launches[0][0] for o in outcomes) == ["fast", "other"]
+
+
+# ---- control flow ---------------------------------------------------------------
+FLOW = [
+    ("and-or", "false && probe no || probe yes", [["yes"]]),
+    ("case", "X=b; case $X in a) probe A;; b|c) probe B;; *) probe Z;; esac", [["B"]]),
+    ("case fallthrough", "X=a; case $X in a) probe A;& b) probe B;; esac", [["A"], ["B"]]),
+    ("for", "for i in 1 2; do probe $i; done", [["1"], ["2"]]),
+    ("break", "for i in 1 2 3; do [ $i = 2 ] && break; probe $i; done", [["1"]]),
+    ("continue", "for i in 1 2 3; do [ $i = 2 ] && continue; probe $i; done", [["1"], ["3"]]),
+    ("while", "i=0; while [ $i -lt 2 ]; do probe $i; i=$((i+1)); done", [["0"], ["1"]]),
+    ("function args", 'f() { probe "$1" $#; }; f a b', [["a", "2"]]),
+    ("return status", "f() { return 3; }; f; probe $?", [["3"]]),
+    ("subshell keeps vars", "X=1; (X=2); probe $X", [["1"]]),
+    ("pipeline", "echo | probe p", [["p"]]),
+    ("negation", "! false; probe $?", [["0"]]),
+    ("exit", "probe a; exit 0; probe b", [["a"]]),
+    ("errexit", "set -e; false; probe no", []),
+    ("eval", "eval 'probe e'", [["e"]]),
+    ("export", "export X=1; probe $X", [["1"]]),
+    ("readonly stops", "readonly X=1; X=2; probe no", []),
+    ("unset", "X=1; unset X; probe ${X-gone}", [["gone"]]),
+    ("shift", "set -- a b c; shift 2; probe $1", [["c"]]),
+    ("printf -v", "printf -v X '%s-%s' a b; probe $X", [["a-b"]]),
+    ("declare -i", "declare -i X=2*3; probe $X", [["6"]]),
+    ("declare -a", "declare -a A; A+=(x); probe ${A[0]}", [["x"]]),
+]
+
+
+@pytest.mark.parametrize("text,launches", [r[1:] for r in FLOW], ids=[r[0] for r in FLOW])
+def test_flow(text, launches):
+    assert probed(text) == launches
+
+
+# ---- profiles: script -> dimensions ---------------------------------------------
+PROFILES = [
+    ("case on a default", "M=${M:-a}; case $M in a) ;; b) ;; esac", {"M": ["a", "b"]}),
+    ("test without default", 'if [ "$E" = x ]; then :; fi', {"E": [None, "x"]}),
+    ("only the default", 'F=${F:-true}; if [ "$F" = true ]; then :; fi', {"F": ["true", "false"]}),
+    ("assigned is no input", "G=a; case $G in a) ;; b) ;; esac", {}),
+    ("alias", 'A=${B:-x}; [ "$A" = y ]', {"B": ["x", "y"]}),
+    ("single literal default", 'H=${H:-fsdp}; [ "$H" = fsdp ]', {"H": ["fsdp", OTHER]}),
+]
+
+
+@pytest.mark.parametrize("text,dims", [r[1:] for r in PROFILES], ids=[r[0] for r in PROFILES])
+def test_profile_dimensions(text, dims):
+    info = prof.scan(parse_script("unit.sh", text.encode()), follow_sources=False)
+    assert {d.name: d.values for d in prof.dimensions(info)} == dims
