@@ -139,6 +139,35 @@ def test_arithmetic_error_in_an_expansion_stops_the_script():
     assert [n.kind for n in outcome.notes] == [NoteKind.ARITHMETIC]
 
 
+ARITH_STOPS = [
+    "probe $((1 / 0))",
+    "A=(1 2); probe ${A[1/0]}",
+    "S=abc; probe ${S:1/0}",
+    "probe ${X:-$((1 % 0))}",
+]
+
+
+@pytest.mark.parametrize("text", ARITH_STOPS)
+def test_arithmetic_error_in_an_expansion_stops_the_script_everywhere(text):
+    (outcome,) = run(f"{text}; probe after", ambient={})
+    assert outcome.launches == []
+    assert [n.kind for n in outcome.notes] == [NoteKind.ARITHMETIC]
+
+
+ARITH_FAILS = [
+    "let 'x = 1 / 0'",
+    "for ((i = 1 / 0; i < 2; i++)); do probe no; done",
+    "(( x = 2 / 0 ))",
+]
+
+
+@pytest.mark.parametrize("text", ARITH_FAILS)
+def test_arithmetic_error_in_a_command_fails_it_everywhere(text):
+    (outcome,) = run(f"{text}; probe $?", ambient={})
+    assert outcome.launches == [["1"]]
+    assert [n.kind for n in outcome.notes] == [NoteKind.ARITHMETIC]
+
+
 def test_arithmetic_on_an_unknown_value_is_unknown():
     (outcome,) = run("probe $((N + 1))")
     assert outcome.launches == [["$((N + 1))"]]

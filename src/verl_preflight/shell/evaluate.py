@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import os
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from ..source import reader
 from ..values import OTHER, Assumption, Profile
 from . import conditions as cond
-from .expand import ShellExit, WordExpander, word_groups
+from .errors import ArithFailure, ShellExit
+from .expand import WordExpander, arith_operands, word_groups
 from .nodes import static_text, variable_of
 from .notes import Note, NoteKind
 from .parse import Script, parse_script
@@ -121,12 +123,35 @@ class Context:
             return None
         return Field((Unknown("${" + name + "}", f"environment variable {name}"),))
 
+    @contextmanager
+    def program(self, path: str):
+        """While a script started as a program (`bash FILE`) runs: $0 and the main file are its."""
+        saved = self.script_name, self.main_path
+        self.running.append(os.path.abspath(saved[1] or ""))
+        self.script_name, self.main_path = path, path
+        try:
+            yield
+        finally:
+            self.script_name, self.main_path = saved
+            self.running.pop()
+
 
 class Interpreter(WordExpander):
     def __init__(self, script: Script, ctx: Context):
         self.script = script
         self.ctx = ctx
         self._prefix_vars: dict = {}  # `NAME=value` before a script started as a program
+
+    @contextmanager
+    def reading(self, script: Script):
+        """The current file while a function body, a sourced file, `eval` text or an
+        arithmetic snippet runs: locations and node texts are read from it."""
+        saved = self.script
+        self.script = script
+        try:
+            yield script
+        finally:
+            self.script = saved
 
     # ---- notes --------------------------------------------------------
     def note(self, st: State, loc, kind: NoteKind, message: str, key=None) -> None:
@@ -236,7 +261,10 @@ class Interpreter(WordExpander):
 
     def x_compound_statement(self, node, st, depth, in_cond):
         if node.children and node.children[0].type == "((":
-            return self._arith_command(node, st)
+            value, ok = self.arith_command(arith_operands(node), st, self.script.loc(node))
+            if ok:
+                st.status = None if value is None else int(value == 0)
+            return [st]
         return self.exec_block(node, [st], depth)
 
     def x_do_group(self, node, st, depth, in_cond):
@@ -499,14 +527,18 @@ class Interpreter(WordExpander):
         test = node.child_by_field_name("condition")
         update = node.child_by_field_name("update")
         body = node.child_by_field_name("body")
-        if init is not None:
-            self._arith_node(init, st)
+        loc = self.script.loc(node)
+        if init is not None and not self.arith_command([init], st, loc)[1]:
+            return [st]
         states, done = [st], []
         label = f"(( {self.script.text(test)} ))" if test is not None else ""
         for iteration in range(self.ctx.budget.loop_iterations):
             nxt = []
             for s in states:
-                ok = self._arith_node(test, s) if test is not None else 1
+                ok, fine = self.arith_command([test], s, loc) if test is not None else (1, True)
+                if not fine:
+                    done.append(s)
+                    continue
                 if ok is None:
                     # an unknown bound (`i < NNODES`): the loop may not run at all, or run
                     # once; after one pass assume it ends (as for an unknown `while`)
@@ -521,46 +553,24 @@ class Interpreter(WordExpander):
                     continue
                 for r in self.exec(body, s, depth):
                     for c in self._loop_flow(r, done):
-                        if update is not None:
-                            self._arith_node(update, c)
+                        if update is not None and not self.arith_command([update], c, loc)[1]:
+                            done.append(c)
+                            continue
                         nxt.append(c)
             states = self._cap(nxt, node)
             if not states:
                 return done
         return done + [self.give_up(s, node, "loop did not end within the iteration budget") for s in states]
 
-    def _arith_node(self, node, st):
-        if node.type == "variable_assignment":
-            name = self.script.text(node.child_by_field_name("name"))
-            value = node.child_by_field_name("value")
-            v = self._arith(st).eval(value) if value is not None else 0
-            self.assign_scalar(
-                st,
-                name,
-                Field.of(str(v))
-                if v is not None
-                else Field((Unknown(None, f"{name} after arithmetic on an unknown value"),)),
-                None,
-            )
-            return v
+    def arith_command(self, expr, st: State, loc) -> tuple[int | None, bool]:
+        """Arithmetic in a command (`(( ))`, `let`, `for ((;;))`, `shift N`): (value, True);
+        on a bash arithmetic error the command fails (status 1, a note): (None, False)."""
         try:
-            return self._arith(st).eval(node)
-        except Exception:
-            return None
-
-    def _arith_command(self, node, st):
-        inner = [c for c in node.named_children if c.type != "comment"]
-        value = None
-        calc = self._arith(st)
-        try:
-            for c in inner:
-                value = calc.eval(c)
-        except Exception as err:  # ArithError and unsupported forms
-            self.note(st, self.script.loc(node), NoteKind.ARITHMETIC, f"arithmetic error: {err}")
+            return self.arithmetic(expr, st, loc), True
+        except ArithFailure as err:
+            self.note(st, loc, NoteKind.ARITHMETIC, f"arithmetic error: {err.error}")
             st.status = 1
-            return [st]
-        st.status = None if value is None else int(value == 0)
-        return [st]
+            return None, False
 
     def x_function_definition(self, node, st, depth, in_cond):
         name = self.script.text(node.child_by_field_name("name"))
@@ -804,7 +814,7 @@ class Interpreter(WordExpander):
             d[index.value] = value
             st.set_var(name, d)
             return
-        i = self.eval_arith_text(index.value, st) if index.known else None
+        i = self.arithmetic(index.value, st, loc) if index.known else None
         if i is None:
             st.set_var(
                 name, tuple(elements_of(old)) + (Field((Unknown(None, f"an element of {name} at an unknown index"),)),)
@@ -839,43 +849,6 @@ class Interpreter(WordExpander):
     def _is_keyed(self, node) -> bool:
         text = self.script.text(node)
         return text.startswith("[") and "]=" in text
-
-    def eval_arith_text(self, text: str, st: State) -> int | None:
-        from .arith import parse_int
-
-        n = parse_int(text)
-        if n is not None:
-            return n
-        snippet = parse_script("<arith>", f"(( {text} ))".encode())
-        saved = self.script
-        self.script = snippet
-        try:
-            node = snippet.root.named_children[0] if snippet.root.named_children else None
-            if node is None or node.type != "compound_statement":
-                return None
-            calc = self._arith(st)
-            value = None
-            for c in node.named_children:
-                value = calc.eval(c)
-            return value
-        except Exception:
-            return None
-        finally:
-            self.script = saved
-
-    def _expand_text_snippet(self, text: str, st: State) -> str | None:
-        snippet = parse_script("<index>", f"x {text}".encode())
-        saved = self.script
-        self.script = snippet
-        try:
-            cmd = snippet.root.named_children[0]
-            args = [c for c in cmd.named_children if c.type != "command_name"]
-            f = join_field([c for a in args for c in self.chunks(a, st, True)])
-            return f.value
-        except Exception:
-            return None
-        finally:
-            self.script = saved
 
     def x_declaration_command(self, node, st, depth, in_cond):
         keyword = self.script.text(node.children[0])
@@ -926,7 +899,7 @@ class Interpreter(WordExpander):
         var = st.vars.get(name)
         if var is None or not isinstance(var.value, Field):
             return
-        value = self.eval_arith_text(var.value.value, st) if var.value.known else None
+        value = self.arithmetic(var.value.value, st, var.value.loc) if var.value.known else None
         shown = f"$(({var.value.display}))"
         text = str(value) if value is not None else Unknown(shown, "arithmetic on an unknown value")
         st.set_var(name, Field((text,), var.value.loc))
@@ -957,7 +930,7 @@ class Interpreter(WordExpander):
                 name, _, idx = text.partition("[")
                 var = st.vars.get(name)
                 if var is not None and isinstance(var.value, tuple):
-                    i = self.eval_arith_text(idx.rstrip("]"), st)
+                    i, _ = self.arith_command(idx.rstrip("]"), st, self.script.loc(c))
                     if i is not None and 0 <= i < len(var.value):
                         items = list(var.value)
                         items[i] = None
@@ -1123,14 +1096,8 @@ class Interpreter(WordExpander):
         child.launches, child.notes = list(st.launches), list(st.notes)
         child.assumptions, child.incomplete, child.excluded = st.assumptions, st.incomplete, st.excluded
         child.source_depth = st.source_depth + 1
-        saved = self.script, self.ctx.script_name, self.ctx.main_path
-        running.append(os.path.abspath(saved[2] or ""))
-        self.script, self.ctx.script_name, self.ctx.main_path = script, path, path
-        try:
+        with self.reading(script), self.ctx.program(path):
             ends = self.exec_block(script.root, [child], depth)
-        finally:
-            self.script, self.ctx.script_name, self.ctx.main_path = saved
-            running.pop()
         out = []
         for end in ends:
             outer = st.fork()
@@ -1148,12 +1115,8 @@ class Interpreter(WordExpander):
         st.positional = tuple(args)
         st.call_depth += 1
         st.locals_stack.append({})
-        saved_script = self.script
-        self.script = script
-        try:
+        with self.reading(script):
             results = self.exec(body, st, depth)
-        finally:
-            self.script = saved_script
         out = []
         for r in results:
             frame = r.locals_stack.pop() if r.locals_stack else {}
@@ -1211,7 +1174,9 @@ class Interpreter(WordExpander):
     def b_shift(self, node, argv, st, depth, loc):
         n = 1
         if len(argv) > 1:
-            n = self.eval_arith_text(argv[1].value, st) if argv[1].known else None
+            n, ok = self.arith_command(argv[1].value, st, loc) if argv[1].known else (None, True)
+            if not ok:
+                return [st]
             if n is None:
                 st.status = None
                 return [st]
@@ -1242,8 +1207,12 @@ class Interpreter(WordExpander):
         return [st]
 
     def b_break(self, node, argv, st, depth, loc):
-        st.flow = argv[0].value
-        st.flow_arg = (self.eval_arith_text(argv[1].value, st) if len(argv) > 1 and argv[1].known else 1) or 1
+        levels = 1
+        if len(argv) > 1 and argv[1].known:
+            levels, ok = self.arith_command(argv[1].value, st, loc)
+            if not ok:
+                return [st]
+        st.flow, st.flow_arg = argv[0].value, levels or 1
         return [st]
 
     def b_test(self, node, argv, st, depth, loc):
@@ -1286,16 +1255,12 @@ class Interpreter(WordExpander):
         if len(argv) > 2:
             st.positional = tuple(argv[2:])
         st.source_depth += 1
-        saved_script = self.script
-        self.script = script
         # BASH_SOURCE is a stack, [0] the file being read: its path as found from here
         # (so that `$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)` in it is its directory)
         outer_source = st.vars.get("BASH_SOURCE")
         st.vars["BASH_SOURCE"] = Var((Field.of(path, target.loc), *elements_of(outer_source)))
-        try:
+        with self.reading(script):
             results = self.exec_block(script.root, [st], depth)
-        finally:
-            self.script = saved_script
         for r in results:
             if outer_source is not None:
                 r.vars["BASH_SOURCE"] = outer_source
@@ -1342,12 +1307,8 @@ class Interpreter(WordExpander):
             st.status = 0
             return [st]
         snippet = _EvalText(self.script.path, text.encode(), loc)
-        saved = self.script
-        self.script = snippet
-        try:
+        with self.reading(snippet):
             return self.exec_block(snippet.root, [st], depth)
-        finally:
-            self.script = saved
 
     def b_declare(self, node, argv, st, depth, loc):
         keyword = argv[0].value
@@ -1365,7 +1326,9 @@ class Interpreter(WordExpander):
     def b_let(self, node, argv, st, depth, loc):
         value = None
         for f in argv[1:]:
-            value = self.eval_arith_text(f.value, st) if f.known else None
+            value, ok = self.arith_command(f.value, st, loc) if f.known else (None, True)
+            if not ok:
+                return [st]
         st.status = None if value is None else int(value == 0)
         return [st]
 

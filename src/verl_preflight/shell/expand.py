@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 
-from .arith import ArithError, Arithmetic
+from .arith import ArithError, Arithmetic, Unsupported, parse_int
+from .errors import ArithFailure, ShellExit
 from .notes import Note, NoteKind
-from .parse import arithmetic_text, expansion_operand_arithmetic
+from .parse import arithmetic_text, expansion_operand_arithmetic, parse_script
 from .state import State, elements_of, scalar_of
 from .substitution import CommandOutput
 from .words import (
@@ -28,13 +29,9 @@ from .words import (
 )
 
 
-class ShellExit(Exception):
-    """The shell stops here (bash would exit): `${V:?}`, `set -u`, a fatal expansion error."""
-
-    def __init__(self, code: int, note=None):
-        super().__init__(code)
-        self.code = code
-        self.note = note
+def arith_operands(node) -> list:
+    """The expressions inside `$(( ))` or `(( ))`: the value is the last one's."""
+    return [c for c in node.named_children if c.type != "comment"]
 
 
 LITERAL_TYPES = {
@@ -298,7 +295,7 @@ class WordExpander(CommandOutput):
             why = "output of a command" if t == "command_substitution" else "a process substitution"
             return [Chunk(Unknown(self.script.text(node), why), quoted, False, loc)]
         if t == "arithmetic_expansion":
-            value = self.arith_value(node, st)
+            value = self.arithmetic(arith_operands(node), st, loc)
             piece = (
                 str(value) if value is not None else Unknown(self.script.text(node), "arithmetic on an unknown value")
             )
@@ -558,13 +555,13 @@ class WordExpander(CommandOutput):
             return None
         value = var.value
         if isinstance(value, dict):
-            key = self._index_key(index, st, assoc=True)
+            key = self._index_key(index, st, assoc=True, loc=loc)
             return (
                 value.get(key)
                 if key is not None
                 else Field((Unknown(f"${{{name}[{index}]}}", "an unknown index"),), loc)
             )
-        i = self._index_key(index, st, assoc=False)
+        i = self._index_key(index, st, assoc=False, loc=loc)
         if i is None:
             return Field((Unknown(f"${{{name}[{index}]}}", "an unknown index"),), loc)
         if isinstance(value, Field):
@@ -584,16 +581,24 @@ class WordExpander(CommandOutput):
         var = st.vars.get(name)
         return var is not None and var.is_array
 
-    def _index_key(self, index: str, st: State, assoc: bool):
+    def _index_key(self, index: str, st: State, assoc: bool, loc):
         if assoc:
-            field = self._expand_text_snippet(index, st)
-            return field
+            return self._expand_text_snippet(index, st)
         try:
             return int(index)
         except ValueError:
             pass
-        value = self.eval_arith_text(index, st)
-        return value
+        return self.arithmetic(index, st, loc)
+
+    def _expand_text_snippet(self, text: str, st: State) -> str | None:
+        """The value of an associative array's index text, expanded as in double quotes."""
+        snippet = parse_script("<index>", f"x {text}".encode())
+        commands = [c for c in snippet.root.named_children if c.type == "command"]
+        if not commands:
+            return None
+        with self.reading(snippet):
+            args = [c for c in commands[0].named_children if c.type != "command_name"]
+            return join_field([c for a in args for c in self.chunks(a, st, True)]).value
 
     def _length(self, name, index, st, quoted, loc) -> list:
         if index in ("@", "*"):
@@ -607,7 +612,7 @@ class WordExpander(CommandOutput):
         return [Chunk(str(len(value.value)), quoted, False, loc)]
 
     def _arith_chunks(self, expr: str, node, st: State, quoted: bool, loc) -> list:
-        value = self.eval_arith_text(expr, st)
+        value = self.arithmetic(expr, st, loc)
         piece = str(value) if value is not None else Unknown(self.script.text(node), "arithmetic on an unknown value")
         return [Chunk(piece, quoted, False, loc)]
 
@@ -709,7 +714,7 @@ class WordExpander(CommandOutput):
         text_field = join_field(self._operand(nodes, st, True))
         if not text_field.known:
             return None
-        return self.eval_arith_text(text_field.value, st)
+        return self.arithmetic(text_field.value, st, text_field.loc)
 
     def _string_op(self, op, operand, ops, text: str, st, node) -> str | None:
         if op in ("#", "##", "%", "%%"):
@@ -754,24 +759,38 @@ class WordExpander(CommandOutput):
         return None
 
     # ---- arithmetic ---------------------------------------------------
-    def arith_value(self, node, st: State) -> int | None:
-        inner = [c for c in node.named_children if c.type != "comment"]
-        calc = self._arith(st)
-        try:
-            result = None
-            for c in inner:
-                result = calc.eval(c)
-            return result
-        except ArithError as err:
-            # bash stops a non-interactive script on an arithmetic error in $((...))
-            raise ShellExit(
-                1,
-                Note(NoteKind.ARITHMETIC, self.script.loc(node), f"bash stops here: arithmetic error: {err}"),
-            ) from err
-        except RecursionError:
-            return None
+    def arithmetic(self, expr, st: State, loc) -> int | None:
+        """The one way into bash arithmetic: `expr` is expression text (`let`, an index,
+        `shift N`) or the expression nodes of `$(( ))`, `(( ))`, `for ((;;))`.
 
-    def _arith(self, st: State) -> Arithmetic:
+        The value, or None when it depends on something unknown or on a form this
+        evaluator does not read. A bash arithmetic error raises ArithFailure: the
+        script stops, unless an arithmetic command catches it."""
+        if isinstance(expr, str):
+            n = parse_int(expr)
+            if n is not None:
+                return n
+            snippet = parse_script("<arith>", f"(( {expr} ))".encode())
+            node = snippet.root.named_children[0] if snippet.root.named_children else None
+            if node is None or node.type != "compound_statement":
+                return None
+            with self.reading(snippet):
+                return self._arithmetic(arith_operands(node), st, loc)
+        return self._arithmetic(expr, st, loc)
+
+    def _arithmetic(self, nodes, st: State, loc) -> int | None:
+        calc = self._arith(st, loc)
+        value = None
+        try:
+            for node in nodes:
+                value = calc.eval(node)
+        except ArithError as err:
+            raise ArithFailure(err, loc) from err
+        except (Unsupported, RecursionError):
+            return None
+        return value
+
+    def _arith(self, st: State, loc) -> Arithmetic:
         interp = self
 
         class Env:
@@ -795,7 +814,7 @@ class WordExpander(CommandOutput):
                 interp.assign_scalar(st, name, field, None)
 
             def eval_text(self, text):
-                return interp.eval_arith_text(text, st)
+                return interp.arithmetic(text, st, loc)
 
         def expand_text(n):
             f = join_field(self.chunks(n, st, True))
@@ -862,4 +881,4 @@ def _substitute(text: str, rx, repl: str, op: str) -> str:
     return "".join(out)
 
 
-__all__ = ["WordExpander", "ShellExit", "join_pieces"]
+__all__ = ["ArithFailure", "ShellExit", "WordExpander", "arith_operands", "join_pieces"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import posixpath
 
+from .errors import ShellExit
 from .state import elements_of
 from .words import Field, Unknown, join_pieces
 
@@ -40,9 +41,7 @@ class CommandOutput:
         try:
             for stmt in body:
                 self._static_statement(stmt, sub, out, cwd)
-        except _NotStatic:
-            return None
-        except Exception:  # an expansion that stops the subshell (set -u, ${X:?}): unknown
+        except (_NotStatic, ShellExit):  # ShellExit: set -u or ${X:?} stops the subshell
             return None
         pieces = list(join_pieces(out))
         while pieces and isinstance(pieces[-1], str):
