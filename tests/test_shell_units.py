@@ -248,6 +248,26 @@ FLOW = [
 ]
 
 
+# ---- declarations: one path, whether tree-sitter read a declaration or a command reached it
+DECLARATIONS = [
+    ("export then read", "export A=1 B; probe $A ${B-unset}", [["1", "unset"]]),
+    ("command export", "command export A=1; probe $A", [["1"]]),
+    ("builtin declare -x", 'V="A=2"; builtin declare -x "$V"; probe $A', [["2"]]),
+    ("declare in a function is local", "f() { declare D=in; }; D=out; f; probe $D", [["out"]]),
+    ("declare without value in a function", "f() { declare D; probe ${D-unset}; }; D=1; f", [["unset"]]),
+    ("declare -g is global", "f() { declare -g G=in; }; f; probe $G", [["in"]]),
+    ("declare -i expanded word", 'V="Y=3*2"; declare -i $V; probe $Y', [["6"]]),
+    ("readonly then export fails", "readonly X=1; export X=2; probe $? $X", [["1", "1"]]),
+    ("readonly then local fails", "readonly X=1; f() { local X=2; probe $?; }; f; probe $X", [["1"], ["1"]]),
+    ("export of an existing variable", "X=1; export X; probe $X", [["1"]]),
+]
+
+
+@pytest.mark.parametrize("text,launches", [r[1:] for r in DECLARATIONS], ids=[r[0] for r in DECLARATIONS])
+def test_declaration(text, launches):
+    assert probed(text) == launches
+
+
 @pytest.mark.parametrize("text,launches", [r[1:] for r in FLOW], ids=[r[0] for r in FLOW])
 def test_flow(text, launches):
     assert probed(text) == launches

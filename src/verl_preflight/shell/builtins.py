@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..values import Loc
 from .expand import word_groups
+from .notes import NoteKind
 from .parse import Script, parse_script
 from .state import State, Var, elements_of
 from .words import Field, Unknown
@@ -240,55 +241,108 @@ class Builtins:
 
 
 class Declarations:
-    """declare, local, export, readonly, typeset: one path, one semantics."""
+    """declare, local, export, readonly, typeset: one path, one semantics, whether
+    tree-sitter read a declaration (`export A=1 B`) or a command reached it
+    (`command export A=1`, `builtin declare -x "$V"`)."""
 
     def __init__(self, interp: Interpreter):
         self.i = interp
 
     def x_declaration_command(self, node, st, depth, in_cond):
-        keyword = self.i.script.text(node.children[0])
+        script = self.i.script
+        keyword = script.text(node.children[0])
         flags = set()
-        for c in node.children[1:]:
-            text = self.i.script.text(c)
+        items: list = []  # assignment node groups, names, and expanded words
+        for group in word_groups(node.children[1:], script.source):
+            c = group[0]
+            text = script.text(c)
             if c.type in ("word", "test_operator") and text[:1] in "-+" and len(text) > 1:
-                flags.update(("+" if text[0] == "+" else "") + ch for ch in text[1:])
+                flags.update(_flags(text))
+            elif c.type == "variable_assignment":
+                items.append(group)
+            elif c.type == "variable_name" or (c.type == "word" and text[:1] not in "-+"):
+                items.append(text)
+            elif c.type in ("simple_expansion", "expansion", "string", "concatenation"):
+                items.extend(self.i.expander.expand_args([c], st))
+        return self.declare(keyword, flags, items, st)
+
+    def b_declare(self, node, argv, st, depth, loc):
+        flags = set()
+        items: list = []
+        for f in argv[1:]:
+            if f.known and f.value[:1] in "-+" and len(f.value) > 1 and not items:
+                flags.update(_flags(f.value))
+            else:
+                items.append(f)
+        return self.declare(argv[0].value, flags, items, st)
+
+    def declare(self, keyword: str, flags: set, items: list, st: State) -> list[State]:
+        """Declare each item: an assignment node group, a NAME, or an expanded word
+        (`NAME` or `NAME=value`). Assigning to a readonly variable fails the command
+        (status 1) and the script goes on, as in bash."""
         attrs = {}
         if keyword == "export" or "x" in flags:
             attrs["exported"] = True
         if keyword == "readonly" or "r" in flags:
             attrs["readonly"] = True
         local = keyword == "local" or (keyword in ("declare", "typeset") and st.locals_stack and "g" not in flags)
-        for group in word_groups(node.children[1:], self.i.script.source):
-            c = group[0]
-            if c.type == "variable_assignment":
-                self.i.variables.assign_node(c, st, local=local, attrs=attrs, extra=group[1:])
-                if "i" in flags:  # declare -i V=A*B: the value is arithmetic
-                    self._integer_value(self.i.script.text(c.child_by_field_name("name")), st)
-            elif c.type == "variable_name" or (c.type == "word" and self.i.script.text(c)[:1] not in "-+"):
-                name = self.i.script.text(c)
-                if "f" in flags:
+        status = 0
+        for item in items:
+            if isinstance(item, Field):
+                if not item.known:
                     continue
+                name, eq, value = item.value.partition("=")
+                if not name.replace("_", "a").isalnum():
+                    continue
+                assign = (name, Field.of(value, item.loc), item.loc) if eq else None
+            elif isinstance(item, list):
+                name = self.i.script.text(item[0].child_by_field_name("name"))
+                name = name.partition("[")[0]
+                assign = item
+            else:
+                name, assign = item, None
+            if assign is None:
+                self._declare_name(name, flags, local, attrs, st)
+                continue
+            old = st.vars.get(name)
+            if old is not None and old.readonly:
+                loc = assign[2] if isinstance(assign, tuple) else self.i.script.loc(assign[0])
+                self.i.note(st, loc, NoteKind.READONLY, f"{keyword}: {name} is readonly", name)
+                status = 1
+                continue
+            if isinstance(assign, tuple):
                 if local:
                     st.save_local(name)
-                old = st.vars.get(name)
-                if old is None:
-                    if "a" in flags:
-                        value = ()
-                    elif "A" in flags:
-                        value = {}
-                    elif local:
-                        value = None
-                    else:
-                        missing = self.i.ctx.missing(name)
-                        value = missing
-                    st.vars[name] = Var(value, attrs.get("exported", False), attrs.get("readonly", False))
-                else:
-                    st.set_var(name, old.value, **attrs)
-            elif c.type in ("simple_expansion", "expansion", "string", "concatenation"):
-                for f in self.i.expander.expand_args([c], st):
-                    self._declare_text(f, st, local, attrs)
-        st.status = 0
+                self.i.variables.assign_scalar(st, name, assign[1], assign[2], attrs)
+            else:
+                self.i.variables.assign_node(assign[0], st, local=local, attrs=attrs, extra=assign[1:])
+            if "i" in flags:  # declare -i V=A*B: the value is arithmetic
+                self._integer_value(name, st)
+        st.status = status
         return [st]
+
+    def _declare_name(self, name: str, flags: set, local: bool, attrs: dict, st: State) -> None:
+        """`declare NAME` without a value: set attributes, or create it (unset, an empty
+        array, or unknown from the environment outside a function). In a function it is
+        a new local variable, unset, unless it is already local there."""
+        if "f" in flags:
+            return
+        old = st.vars.get(name)
+        if local and st.locals_stack and name not in st.locals_stack[-1]:
+            st.save_local(name)
+            old = None  # a new local variable hides the outer one
+        if old is not None:
+            st.set_var(name, old.value, **attrs)
+            return
+        if "a" in flags:
+            value = ()
+        elif "A" in flags:
+            value = {}
+        elif local:
+            value = None
+        else:
+            value = self.i.ctx.missing(name)
+        st.vars[name] = Var(value, attrs.get("exported", False), attrs.get("readonly", False))
 
     def _integer_value(self, name: str, st: State) -> None:
         var = st.vars.get(name)
@@ -299,31 +353,10 @@ class Declarations:
         text = str(value) if value is not None else Unknown(shown, "arithmetic on an unknown value")
         st.set_var(name, Field((text,), var.value.loc))
 
-    def _declare_text(self, f: Field, st: State, local: bool, attrs: dict) -> None:
-        if not f.known:
-            return
-        name, eq, value = f.value.partition("=")
-        if not name.replace("_", "a").isalnum():
-            return
-        if local:
-            st.save_local(name)
-        if eq:
-            self.i.variables.assign_scalar(st, name, Field.of(value, f.loc), f.loc, attrs)
-        elif name not in st.vars:
-            st.vars[name] = Var(self.i.ctx.missing(name), attrs.get("exported", False))
 
-    def b_declare(self, node, argv, st, depth, loc):
-        keyword = argv[0].value
-        attrs = {"exported": True} if keyword == "export" else {}
-        if keyword == "readonly":
-            attrs["readonly"] = True
-        local = keyword == "local"
-        for f in argv[1:]:
-            if f.known and f.value.startswith("-"):
-                continue
-            self._declare_text(f, st, local, attrs)
-        st.status = 0
-        return [st]
+def _flags(option: str) -> set:
+    """`-xr` -> {"x", "r"}; `+x` -> {"+x"} (an attribute taken away)."""
+    return {("+" if option[0] == "+" else "") + ch for ch in option[1:]}
 
 
 class _EvalText(Script):
