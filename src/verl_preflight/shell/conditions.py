@@ -259,15 +259,14 @@ class TestCommands:
 
     def _compare_nodes(self, left, op, right, st):
         lhs = self.i.expander.expand_one(left, st)
-        if True:
-            if op in ("==", "=", "!="):
-                rx = self.i.expander.expand_pattern(right, st)
-                if rx is None:
-                    return None
-                return compare(op, lhs, Field(()), rx)
-            if op == "=~":
-                return regex_match(lhs, self.i.expander.expand_one(right, st))
-            return compare(op, lhs, self.i.expander.expand_one(right, st))
+        if op in ("==", "=", "!="):
+            rx = self.i.expander.expand_pattern(right, st)
+            if rx is None:
+                return None
+            return compare(op, lhs, Field(()), rx)
+        if op == "=~":
+            return regex_match(lhs, self.i.expander.expand_one(right, st))
+        return compare(op, lhs, self.i.expander.expand_one(right, st))
 
     def b_test(self, node, argv, st, depth, loc):
         args = argv[1:]

@@ -26,7 +26,7 @@ from .notes import Note, NoteKind
 from .parse import Script
 from .profiles import other_exclusions, scan
 from .state import Budget, State, Var
-from .words import Field, Unknown, join_field, split_fields
+from .words import Field, Unknown
 
 ALWAYS_SET = frozenset(
     {
@@ -300,4 +300,4 @@ def evaluate(
     return [outcome_of(st, env) for st in states]
 
 
-__all__ = ["evaluate", "Outcome", "Budget", "split_fields", "join_field"]
+__all__ = ["evaluate", "Outcome", "Budget"]

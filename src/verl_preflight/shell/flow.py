@@ -96,12 +96,6 @@ class ControlFlow:
     def x_program(self, node, st, depth, in_cond):
         return self.exec_block(node, [st], depth)
 
-    def x_ERROR(self, node, st, depth, in_cond):
-        return [st]
-
-    def x_comment(self, node, st, depth, in_cond):
-        return [st]
-
     def x_compound_statement(self, node, st, depth, in_cond):
         if node.children and node.children[0].type == "((":
             value, ok = self.i.arith_command(arith_operands(node), st, self.i.script.loc(node))
