@@ -106,29 +106,36 @@ class Commands:
             return [st]
         last = words[-1]
         last_word = self.i.script.source[last[0].start_byte : last[-1].end_byte].decode("utf-8", "replace")
-        blank = _ESCAPED_BLANK_AT_END.match(self.i.script.source, last[-1].end_byte)
-        if blank is not None:
-            # `\ ` at the end of a line: not a continuation. bash passes the escaped blank
-            # as a word (or the end of the last one) and the command ends on this line.
-            at = blank.start(2) - 1
-            row = self.i.script.source.count(b"\n", 0, at)
-            col = at - (self.i.script.source.rfind(b"\n", 0, at) + 1)
-            loc = Loc(self.i.script.path, row + 1, self.i.script.char_col(row, col) + 1)
-            text = blank.group(2).decode()
-            if blank.group(1):
-                argv.append(Field.of(text, loc))
-                last_word = "\\" + text
-            else:
-                argv[-1] = Field(join_pieces((*argv[-1].pieces, text)), argv[-1].loc)
-                last_word += "\\" + text
-            self.i.note(
-                st,
-                loc,
-                NoteKind.ESCAPED_BLANK,
-                "a blank after this backslash: bash passes ' ' and the command ends on this line "
-                "(the lines below are not its arguments)",
-            )
+        last_word = self._escaped_blank_at_end(last[-1].end_byte, argv, last_word, st)
         return self.run_command(node, argv, st, depth, last_word)
+
+    def _escaped_blank_at_end(self, end: int, argv: list[Field], last_word: str, st: State) -> str:
+        """`\\ ` at the end of a line: not a continuation. bash passes the escaped blank
+        as a word (or the end of the last one) and the command ends on this line;
+        `argv` takes it, and the last word's text is returned."""
+        source = self.i.script.source
+        blank = _ESCAPED_BLANK_AT_END.match(source, end)
+        if blank is None:
+            return last_word
+        at = blank.start(2) - 1
+        row = source.count(b"\n", 0, at)
+        col = at - (source.rfind(b"\n", 0, at) + 1)
+        loc = Loc(self.i.script.path, row + 1, self.i.script.char_col(row, col) + 1)
+        text = blank.group(2).decode()
+        if blank.group(1):
+            argv.append(Field.of(text, loc))
+            last_word = "\\" + text
+        else:
+            argv[-1] = Field(join_pieces((*argv[-1].pieces, text)), argv[-1].loc)
+            last_word += "\\" + text
+        self.i.note(
+            st,
+            loc,
+            NoteKind.ESCAPED_BLANK,
+            "a blank after this backslash: bash passes ' ' and the command ends on this line "
+            "(the lines below are not its arguments)",
+        )
+        return last_word
 
     def run_command(self, node, argv: list[Field], st: State, depth: int, last_word: str = "") -> list[State]:
         loc = self.i.script.loc(node)
