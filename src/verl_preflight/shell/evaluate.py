@@ -154,13 +154,18 @@ class Interpreter:
         self.commands = Commands(self)
         self.builtins = Builtins(self)
         self.declarations = Declarations(self)
-        # node type -> the method that runs it
-        self.handlers = {
-            node_type: getattr(part, "x_" + node_type)
-            for part in (self.flow, self.loops, self.cases, self.tests, self.variables, self.commands)
-            + (self.builtins, self.declarations)
-            for node_type in _node_types(part)
-        }
+        parts = (
+            self.flow,
+            self.loops,
+            self.cases,
+            self.tests,
+            self.variables,
+            self.commands,
+            self.builtins,
+            self.declarations,
+        )
+        # node type -> the method that runs it (ControlFlow.exec dispatches on it)
+        self.handlers = {t: getattr(part, "x_" + t) for part in parts for t in _node_types(part)}
         # builtin name -> the method that runs it
         self.builtin_table = {name: getattr(getattr(self, part), meth) for name, (part, meth) in BUILTINS.items()}
 
