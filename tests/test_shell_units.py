@@ -9,6 +9,9 @@ failing row names the stage that broke: expansion (word -> fields), arithmetic
 
 from __future__ import annotations
 
+import ast
+import os
+
 import pytest
 
 from verl_preflight.shell import profiles as prof
@@ -288,3 +291,60 @@ PROFILES = [
 def test_profile_dimensions(text, dims):
     info = prof.scan(parse_script("unit.sh", text.encode()), follow_sources=False)
     assert {d.name: d.values for d in prof.dimensions(info)} == dims
+
+
+# ---- the interpreter's shape (issue 9): parts that stay small and self-contained -----
+SHELL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src", "verl_preflight", "shell")
+
+
+def _shell_classes():
+    for name in sorted(os.listdir(SHELL)):
+        if name.endswith(".py"):
+            with open(os.path.join(SHELL, name), encoding="utf-8") as fh:
+                tree = ast.parse(fh.read())
+            yield from ((name, node) for node in ast.walk(tree) if isinstance(node, ast.ClassDef))
+
+
+def test_no_shell_class_over_400_lines():
+    sizes = {f"{f}:{c.name}": c.end_lineno - c.lineno + 1 for f, c in _shell_classes()}
+    assert {k: v for k, v in sizes.items() if v > 400} == {}
+
+
+def test_shell_classes_call_only_what_they_define():
+    """No method reached through `self` that the class does not define (no mixins that
+    call into their host): collaborators are reached through an attribute."""
+    unresolved = []
+    for f, cls in _shell_classes():
+        if any(not (isinstance(b, ast.Name) and b.id in ("Exception", "Protocol")) for b in cls.bases):
+            continue  # a subclass of something outside the shell (Script, ShellExit)
+        defined = {n.name for n in cls.body if isinstance(n, ast.FunctionDef)}
+        defined |= {n.target.id for n in cls.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
+        for node in ast.walk(cls):
+            targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+            for target in targets:
+                for t in ast.walk(target) if target is not None else ():
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                        defined.add(t.attr)
+        unresolved += [
+            f"{f}:{cls.name}.{node.attr}"
+            for node in ast.walk(cls)
+            if isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+            and node.attr not in defined
+        ]
+    assert unresolved == []
+
+
+def test_no_catch_all_in_the_shell():
+    for name in os.listdir(SHELL):
+        if name.endswith(".py"):
+            with open(os.path.join(SHELL, name), encoding="utf-8") as fh:
+                tree = ast.parse(fh.read())
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ExceptHandler):
+                    caught = node.type
+                    names = [caught] if not isinstance(caught, ast.Tuple) else caught.elts
+                    assert caught is not None and not any(
+                        isinstance(n, ast.Name) and n.id in ("Exception", "BaseException") for n in names
+                    ), f"{name}:{node.lineno}"
