@@ -348,3 +348,24 @@ def test_no_catch_all_in_the_shell():
                     assert caught is not None and not any(
                         isinstance(n, ast.Name) and n.id in ("Exception", "BaseException") for n in names
                     ), f"{name}:{node.lineno}"
+
+
+def test_expansion_needs_exactly_its_host_protocol():
+    """Expansion reaches the interpreter only through ExpansionHost, and uses all of it."""
+    from verl_preflight.shell.evaluate import Interpreter
+    from verl_preflight.shell.expand import ExpansionHost
+
+    protocol = set(ExpansionHost.__annotations__) | {
+        n for n, v in vars(ExpansionHost).items() if callable(v) and not n.startswith("_")
+    }
+    used = set()
+    for name in ("expand.py", "params.py", "substitution.py"):
+        with open(os.path.join(SHELL, name), encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+        used |= {
+            n.attr
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Attribute) and n.value.attr == "host"
+        }
+    assert used == protocol
+    assert all(hasattr(Interpreter, n) for n in protocol - {"script"})
