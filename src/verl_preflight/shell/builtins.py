@@ -148,13 +148,9 @@ class Builtins:
             return [self.i.unfollowed(st, loc, f"source of '{target.value}': no such readable file")]
         if st.source_depth >= self.i.ctx.budget.source_depth:
             return [self.i.give_up(st, node, f"source nested deeper than {self.i.ctx.budget.source_depth}")]
-        script = self.i.ctx.parsed.get(path)
+        script = self.i.ctx.load(path)
         if script is None:
-            data = self.i.ctx.read_file(path)
-            if data is None:
-                return [self.i.unfollowed(st, loc, f"source of '{target.value}': cannot read it")]
-            script = parse_script(path, data)
-            self.i.ctx.parsed[path] = script
+            return [self.i.unfollowed(st, loc, f"source of '{target.value}': cannot read it")]
         saved_positional = st.positional
         if len(argv) > 2:
             st.positional = tuple(argv[2:])

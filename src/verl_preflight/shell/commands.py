@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 from ..values import Loc
 from .expand import word_groups
 from .notes import NoteKind
-from .parse import parse_script
 from .state import State, Var
 from .words import Field, join_pieces, split_fields
 
@@ -217,13 +216,9 @@ class Commands:
             return [
                 self.i.unfollowed(st, self.i.script.loc(node), f"more than {self.i.ctx.budget.states} scripts started")
             ]
-        script = self.i.ctx.parsed.get(path)
+        script = self.i.ctx.load(path)
         if script is None:
-            data = self.i.ctx.read_file(path)
-            if data is None:
-                return [self.i.unfollowed(st, self.i.script.loc(node), f"cannot read {path}")]
-            script = parse_script(path, data)
-            self.i.ctx.parsed[path] = script
+            return [self.i.unfollowed(st, self.i.script.loc(node), f"cannot read {path}")]
         prefix, self._prefix_vars = self._prefix_vars, {}
         exported = {k: v for k, v in {**st.vars, **prefix}.items() if v.exported}
         child = State(vars=exported, funcs={}, positional=tuple(args))

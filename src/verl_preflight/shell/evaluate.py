@@ -23,7 +23,7 @@ from .errors import ArithFailure
 from .expand import Expander
 from .flow import Cases, ControlFlow, Loops
 from .notes import Note, NoteKind
-from .parse import Script
+from .parse import Script, parse_script
 from .profiles import other_exclusions, scan
 from .state import Budget, State, Var
 from .words import Field, Unknown
@@ -124,6 +124,16 @@ class Context:
         if not (name[:1].isalpha() or name[:1] == "_"):
             return None
         return Field((Unknown("${" + name + "}", f"environment variable {name}"),))
+
+    def load(self, path: str) -> Script | None:
+        """The parsed file at `path` (read once, shared across profiles); None if unreadable."""
+        script = self.parsed.get(path)
+        if script is None:
+            data = self.read_file(path)
+            if data is None:
+                return None
+            script = self.parsed[path] = parse_script(path, data)
+        return script
 
     @contextmanager
     def program(self, path: str):
