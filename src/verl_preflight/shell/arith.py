@@ -136,13 +136,7 @@ class Arithmetic:
             raise Unsupported("a missing operand")
         t = node.type
         if t == "variable_assignment":  # `for ((i = 0; ...))`
-            name = self._name(node.child_by_field_name("name"))
-            if name is None:
-                raise ArithError("assignment needs a variable")
-            value_node = node.child_by_field_name("value")
-            value = self.eval(value_node) if value_node is not None else 0
-            self.env.set(name, value)
-            return value
+            return self._assignment(node)
         if t == "number":
             n = parse_int(self.text_of(node))
             if n is None:
@@ -192,6 +186,15 @@ class Arithmetic:
             text = self.expand_text(node)
             return None if text is None else self.value_of_text(text)
         raise Unsupported(f"unsupported arithmetic: {self.text_of(node)[:30]}")
+
+    def _assignment(self, node) -> int | None:
+        name = self._name(node.child_by_field_name("name"))
+        if name is None:
+            raise ArithError("assignment needs a variable")
+        value_node = node.child_by_field_name("value")
+        value = self.eval(value_node) if value_node is not None else 0
+        self.env.set(name, value)
+        return value
 
     def _prefix(self, op: str, operand) -> int | None:
         """A prefix operator. tree-sitter-bash binds it too loosely (`-7 / 2 + 5`
