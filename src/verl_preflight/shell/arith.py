@@ -15,7 +15,11 @@ _NAME_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*$")
 
 
 class ArithError(Exception):
-    pass
+    """An error bash reports (division by 0, assignment to a non-variable)."""
+
+
+class Unsupported(Exception):
+    """A form this evaluator does not read: its value is unknown, not an error."""
 
 
 def wrap(n: int) -> int:
@@ -128,7 +132,11 @@ class Arithmetic:
         return None
 
     def eval(self, node) -> int | None:
+        if node is None:
+            raise Unsupported("a missing operand")
         t = node.type
+        if t == "variable_assignment":  # `for ((i = 0; ...))`
+            return self._assignment(node)
         if t == "number":
             n = parse_int(self.text_of(node))
             if n is None:
@@ -177,7 +185,16 @@ class Arithmetic:
         if t == "subscript":
             text = self.expand_text(node)
             return None if text is None else self.value_of_text(text)
-        raise ArithError(f"unsupported arithmetic: {self.text_of(node)[:30]}")
+        raise Unsupported(f"unsupported arithmetic: {self.text_of(node)[:30]}")
+
+    def _assignment(self, node) -> int | None:
+        name = self._name(node.child_by_field_name("name"))
+        if name is None:
+            raise ArithError("assignment needs a variable")
+        value_node = node.child_by_field_name("value")
+        value = self.eval(value_node) if value_node is not None else 0
+        self.env.set(name, value)
+        return value
 
     def _prefix(self, op: str, operand) -> int | None:
         """A prefix operator. tree-sitter-bash binds it too loosely (`-7 / 2 + 5`
@@ -195,6 +212,8 @@ class Arithmetic:
         )(v)
 
     def _name(self, node) -> str | None:
+        if node is None:
+            return None
         text = self.text_of(node).strip()
         return text if _NAME_RE.match(text) else None
 
@@ -251,5 +270,5 @@ class Arithmetic:
         if a is None or b is None:
             return None
         if op not in _BINARY and op not in ("/", "%"):
-            raise ArithError(f"unsupported operator {op}")
+            raise Unsupported(f"unsupported operator {op}")
         return apply_binary(op, a, b)

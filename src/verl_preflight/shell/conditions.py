@@ -3,33 +3,15 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from .arith import parse_int
+from .notes import NoteKind
 from .words import Field
 
-UNARY_FILE_OPS = {
-    "-a",
-    "-b",
-    "-c",
-    "-d",
-    "-e",
-    "-f",
-    "-g",
-    "-h",
-    "-k",
-    "-p",
-    "-r",
-    "-s",
-    "-t",
-    "-u",
-    "-w",
-    "-x",
-    "-G",
-    "-L",
-    "-N",
-    "-O",
-    "-S",
-}
+if TYPE_CHECKING:
+    from .evaluate import Interpreter
+
 BINARY_OPS = {"=", "==", "!=", "<", ">", "-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-nt", "-ot", "-ef"}
 INT_OPS = {
     "-eq": lambda a, b: a == b,
@@ -204,4 +186,104 @@ def regex_match(text: Field, pattern: Field):
         return False
 
 
-__all__ = ["TestError", "and3", "compare", "not3", "or3", "regex_match", "test_argv", "unary"]
+class TestCommands:
+    """`[ ]`, `[[ ]]` and `test` as commands: their status from three-valued tests."""
+
+    def __init__(self, interp: Interpreter):
+        self.i = interp
+
+    def x_test_command(self, node, st, depth, in_cond):
+        try:
+            verdict = self.test_node(node, st)
+        except TestError as err:
+            self.i.note(st, self.i.script.loc(node), NoteKind.TEST_SYNTAX, f"bash test: {err}")
+            st.status = 2
+            return [st]
+        st.status = None if verdict is None else (0 if verdict else 1)
+        return [st]
+
+    def test_node(self, node, st):
+        opener = node.children[0].type if node.children else "["
+        inner = [c for c in node.named_children if c.type != "comment"]
+        if opener == "[[":
+            return self._dbl(inner[0], st) if inner else False
+        args = []
+        for c in inner:
+            args.extend(self._flatten_test(c, st))
+        return test_argv(args)
+
+    def _flatten_test(self, node, st) -> list[Field]:
+        """`[ ... ]` is the `test` builtin: its words, in order, fully expanded."""
+        if node.type in ("binary_expression", "unary_expression", "parenthesized_expression", "negated_expression"):
+            out = []
+            for c in node.children:
+                if c.is_named:
+                    out.extend(self._flatten_test(c, st))
+                else:
+                    out.append(Field.of(self.i.script.text(c)))
+            return out
+        return self.i.expander.expand_args([node], st)
+
+    def _dbl(self, node, st):
+        """[[ ... ]]: no splitting; == and != take a pattern on the right."""
+        t = node.type
+        if t == "parenthesized_expression":
+            inner = [c for c in node.named_children]
+            return self._dbl(inner[0], st) if inner else False
+        if t == "unary_expression":
+            op = self.i.script.text(node.children[0])
+            operand = node.children[-1]
+            if op == "!":
+                return not3(self._dbl(operand, st))
+            return unary(op, self.i.expander.expand_one(operand, st))
+        if t == "binary_expression":
+            op_node = node.child_by_field_name("operator")
+            op = self.i.script.text(op_node) if op_node is not None else ""
+            left = node.child_by_field_name("left")
+            right = node.child_by_field_name("right")
+            if op == "&&":
+                a = self._dbl(left, st)
+                return False if a is False else and3(a, self._dbl(right, st))
+            if op == "||":
+                a = self._dbl(left, st)
+                return True if a is True else or3(a, self._dbl(right, st))
+            if left.type == "unary_expression" and left.children and self.i.script.text(left.children[0]) == "!":
+                # tree-sitter reads `! $A == b` as `(! $A) == b`; bash negates the comparison.
+                return not3(self._compare_nodes(left.children[-1], op, right, st))
+            return self._compare_nodes(left, op, right, st)
+        if t == "negated_expression" or (node.children and self.i.script.text(node.children[0]) == "!"):
+            inner = [c for c in node.named_children]
+            return not3(self._dbl(inner[-1], st)) if inner else True
+        value = self.i.expander.expand_one(node, st)
+        return None if not value.known else value.value != ""
+
+    def _compare_nodes(self, left, op, right, st):
+        lhs = self.i.expander.expand_one(left, st)
+        if op in ("==", "=", "!="):
+            rx = self.i.expander.expand_pattern(right, st)
+            if rx is None:
+                return None
+            return compare(op, lhs, Field(()), rx)
+        if op == "=~":
+            return regex_match(lhs, self.i.expander.expand_one(right, st))
+        return compare(op, lhs, self.i.expander.expand_one(right, st))
+
+    def b_test(self, node, argv, st, depth, loc):
+        args = argv[1:]
+        if argv[0].value == "[":
+            if not args or args[-1].value != "]":
+                self.i.note(st, loc, NoteKind.TEST_SYNTAX, "bash test: missing ']'")
+                st.status = 2
+                return [st]
+            args = args[:-1]
+        try:
+            verdict = test_argv(args)
+        except TestError as err:
+            self.i.note(st, loc, NoteKind.TEST_SYNTAX, f"bash test: {err}")
+            st.status = 2
+            return [st]
+        st.status = None if verdict is None else (0 if verdict else 1)
+        return [st]
+
+
+__all__ = ["TestCommands", "TestError", "and3", "compare", "not3", "or3", "regex_match", "test_argv", "unary"]

@@ -1,19 +1,25 @@
 """Word expansion: parameters, arithmetic, quoting, splitting; never executes.
 
-`WordExpander` is mixed into the interpreter. It turns tree-sitter word nodes
-into chunks (see words.py), honouring bash's quoting rules, and evaluates
-`${...}` operators. Command and process substitution become `Unknown` pieces
-that say where they came from.
+`Expander` works for a host interpreter that it reaches only through
+`ExpansionHost`. It turns tree-sitter word nodes into chunks (see words.py),
+honouring bash's quoting rules; `Parameters` (params.py) evaluates `$NAME` and
+`${...}` operators, `CommandOutput` (substitution.py) the `$(...)` whose output
+is known; other command and process substitutions become `Unknown` pieces that
+say where they came from. `Expander.arithmetic` is the one way into arithmetic.
 """
 
 from __future__ import annotations
 
 import re
+from contextlib import AbstractContextManager
+from typing import Protocol
 
-from .arith import ArithError, Arithmetic
-from .notes import Note, NoteKind
-from .parse import arithmetic_text, expansion_operand_arithmetic
-from .state import State, elements_of, scalar_of
+from .arith import ArithError, Arithmetic, Unsupported, parse_int
+from .errors import ArithFailure
+from .notes import NoteKind
+from .params import Parameters
+from .parse import Script, arithmetic_text, parse_script
+from .state import State, scalar_of
 from .substitution import CommandOutput
 from .words import (
     BREAK,
@@ -22,19 +28,14 @@ from .words import (
     Field,
     Unknown,
     join_field,
-    join_pieces,
     pattern_regex,
     split_fields,
 )
 
 
-class ShellExit(Exception):
-    """The shell stops here (bash would exit): `${V:?}`, `set -u`, a fatal expansion error."""
-
-    def __init__(self, code: int, note=None):
-        super().__init__(code)
-        self.code = code
-        self.note = note
+def arith_operands(node) -> list:
+    """The expressions inside `$(( ))` or `(( ))`: the value is the last one's."""
+    return [c for c in node.named_children if c.type != "comment"]
 
 
 LITERAL_TYPES = {
@@ -48,7 +49,6 @@ LITERAL_TYPES = {
     "file_descriptor",
     "variable_name",
 }
-SPECIAL_PARAMS = {"@", "*", "#", "?", "$", "!", "0", "-", "_"}
 
 
 def unescape_unquoted(text: str) -> tuple[str, bool]:
@@ -158,16 +158,34 @@ def word_groups(nodes, source: bytes | None = None) -> list[list]:
     return groups
 
 
-class WordExpander(CommandOutput):
-    """Expansion methods; the interpreter provides script, ctx and lookups."""
+class ExpansionHost(Protocol):
+    """What expansion needs from the interpreter, and nothing else."""
 
-    # ---- entry points -------------------------------------------------
+    script: Script  # the file being read now (node texts, locations)
+    script_name: str  # $0
+    main_path: str | None  # the file evaluated (not a sourced one)
+    always_set: frozenset  # variables bash always has
+
+    def reading(self, script: Script) -> AbstractContextManager: ...
+    def missing(self, name: str) -> Field | None: ...
+    def note_once(self, st: State, loc, kind: NoteKind, message: str, key=None) -> None: ...
+    def assign_scalar(self, st: State, name: str, value: Field, loc, attrs: dict | None = None) -> None: ...
+
+
+class Expander:
+    """Word expansion for a host interpreter (see ExpansionHost)."""
+
+    def __init__(self, host: ExpansionHost):
+        self.host = host
+        self.params = Parameters(self)
+        self.output = CommandOutput(self)
+
     def expand_args(self, nodes, st: State) -> list[Field]:
         """Full expansion of command words, with field splitting."""
         out: list[Field] = []
         ifs = self.ifs(st)
-        for group in word_groups(nodes, self.script.source):
-            out.extend(split_fields(self.group_chunks(group, st), ifs, self.script.loc(group[0])))
+        for group in word_groups(nodes, self.host.script.source):
+            out.extend(split_fields(self.group_chunks(group, st), ifs, self.host.script.loc(group[0])))
         return out
 
     def group_chunks(self, group, st: State, quoted: bool = False) -> list:
@@ -183,7 +201,7 @@ class WordExpander(CommandOutput):
                 parts.extend(self._parts_with_gaps(node))
             else:
                 parts.append(node)
-        return self._parts_chunks(parts, st, quoted, self.script.loc(group[0]))
+        return self._parts_chunks(parts, st, quoted, self.host.script.loc(group[0]))
 
     def _parts_chunks(self, parts, st: State, quoted: bool, word_loc) -> list:
         """Chunks of a word's parts: nodes, and source text between them (literal)."""
@@ -202,11 +220,11 @@ class WordExpander(CommandOutput):
                 and parts[i + 1].type in ("word", "number")
                 and parts[i + 1].start_byte == part.end_byte
             ):
-                text = self.script.text(parts[i + 1])
+                text = self.host.script.text(parts[i + 1])
                 m = _NAME_PREFIX.match(text)
                 if m:
-                    loc = self.script.loc(part)
-                    out.extend(self._value_chunks(self.param_scalar(m.group(0), st, loc), quoted, loc))
+                    loc = self.host.script.loc(part)
+                    out.extend(self.value_chunks(self.params.param_scalar(m.group(0), st, loc), quoted, loc))
                     rest, _ = unescape_unquoted(text[m.end() :])
                     if rest:
                         out.append(Chunk(rest, quoted, True, loc))
@@ -225,16 +243,16 @@ class WordExpander(CommandOutput):
             if child.start_byte < pos or child.end_byte > end:
                 continue
             if child.start_byte > pos:
-                parts.append(self.script.source[pos : child.start_byte].decode("utf-8", "replace"))
+                parts.append(self.host.script.source[pos : child.start_byte].decode("utf-8", "replace"))
             parts.append(child)
             pos = child.end_byte
         if pos < end:
-            parts.append(self.script.source[pos:end].decode("utf-8", "replace"))
+            parts.append(self.host.script.source[pos:end].decode("utf-8", "replace"))
         return parts
 
     def expand_one(self, node, st: State, extra=()) -> Field:
         """Expansion without splitting (assignment values, case subjects, [[ ]])."""
-        return join_field(self.group_chunks([node, *extra], st), self.script.loc(node))
+        return join_field(self.group_chunks([node, *extra], st), self.host.script.loc(node))
 
     def expand_pattern(self, node, st: State):
         return pattern_regex(self.chunks(node, st, False))
@@ -248,23 +266,22 @@ class WordExpander(CommandOutput):
             return ""
         return value.value if value.known else DEFAULT_IFS
 
-    # ---- chunks -------------------------------------------------------
     def chunks(self, node, st: State, quoted: bool) -> list:
         t = node.type
         if t in _MAY_START_EARLY:
             # tree-sitter-bash can start an expansion at the blanks before it
             # ("${A:-1} $B", "${A:-1} ${B}"): that text belongs to the word, before it.
-            text = self.script.text(node)
+            text = self.host.script.text(node)
             lead = text[: len(text) - len(text.lstrip())]
             if lead:
-                return [Chunk(lead, quoted, True, self.script.loc(node)), *self._chunks(node, st, quoted)]
+                return [Chunk(lead, quoted, True, self.host.script.loc(node)), *self._chunks(node, st, quoted)]
         return self._chunks(node, st, quoted)
 
     def _chunks(self, node, st: State, quoted: bool) -> list:
         t = node.type
-        loc = self.script.loc(node)
+        loc = self.host.script.loc(node)
         if t in LITERAL_TYPES:
-            text = self.script.text(node)
+            text = self.host.script.text(node)
             if quoted:
                 return [Chunk(unescape_double(text), True, True, loc)]
             if not quoted and t == "word" and text.startswith("~"):
@@ -274,39 +291,41 @@ class WordExpander(CommandOutput):
                 return self._escaped_word(text, loc)
             return [Chunk(plain, False, True, loc)]
         if t == "raw_string":
-            return [Chunk(self.script.text(node)[1:-1], True, True, loc)]
+            return [Chunk(self.host.script.text(node)[1:-1], True, True, loc)]
         if t == "ansi_c_string":
-            return [Chunk(decode_ansi_c(self.script.text(node)[2:-1]), True, True, loc)]
+            return [Chunk(decode_ansi_c(self.host.script.text(node)[2:-1]), True, True, loc)]
         if t in ("string", "translated_string"):
             return self._double_quoted(node, st, loc)
         if t == "string_content":
-            return [Chunk(unescape_double(self.script.text(node)), True, True, loc)]
+            return [Chunk(unescape_double(self.host.script.text(node)), True, True, loc)]
         if t == "concatenation":
             return self._concat(node, st, quoted, loc)
         if t == "simple_expansion":
-            return self._simple_expansion(node, st, quoted, loc)
+            return self.params.simple_expansion(node, st, quoted, loc)
         if t == "expansion":
-            return self._expansion(node, st, quoted, loc)
+            return self.params.expansion(node, st, quoted, loc)
         if t == "command_substitution":
-            expr = arithmetic_text(self.script.text(node))
+            expr = arithmetic_text(self.host.script.text(node))
             if expr is not None:  # `$((A + B))` read as `$( (A + B) )` inside `${X:-...}`
-                return self._arith_chunks(expr, node, st, quoted, loc)
-            output = self.command_output(node, st)
+                return self.params.arith_chunks(expr, node, st, quoted, loc)
+            output = self.output.command_output(node, st)
             if output is not None:
                 return [Chunk(p, quoted, False, loc) for p in output.pieces] or [Chunk("", quoted, False, loc)]
         if t in ("command_substitution", "process_substitution"):
             why = "output of a command" if t == "command_substitution" else "a process substitution"
-            return [Chunk(Unknown(self.script.text(node), why), quoted, False, loc)]
+            return [Chunk(Unknown(self.host.script.text(node), why), quoted, False, loc)]
         if t == "arithmetic_expansion":
-            value = self.arith_value(node, st)
+            value = self.arithmetic(arith_operands(node), st, loc)
             piece = (
-                str(value) if value is not None else Unknown(self.script.text(node), "arithmetic on an unknown value")
+                str(value)
+                if value is not None
+                else Unknown(self.host.script.text(node), "arithmetic on an unknown value")
             )
             return [Chunk(piece, quoted, False, loc)]
         if t == "brace_expression":
-            return [Chunk(self.script.text(node), quoted, True, loc)]
+            return [Chunk(self.host.script.text(node), quoted, True, loc)]
         # Anything else inside a word: keep its text literally.
-        return [Chunk(self.script.text(node), quoted, True, loc)]
+        return [Chunk(self.host.script.text(node), quoted, True, loc)]
 
     def _escaped_word(self, text: str, loc) -> list:
         """An unquoted word with backslashes: escaped characters are quoted."""
@@ -334,7 +353,7 @@ class WordExpander(CommandOutput):
         if head != "~":
             plain, _ = unescape_unquoted(text)
             return [Chunk(plain, False, True, loc)]
-        home = self.lookup_scalar("HOME", st, loc)
+        home = self.params.lookup_scalar("HOME", st, loc)
         pieces = home.pieces if home is not None else ("~",)
         out = [Chunk(p, True, False, loc) for p in pieces]
         if sep:
@@ -357,9 +376,9 @@ class WordExpander(CommandOutput):
     def _is_all_elements(self, node) -> bool:
         """`$@`, `${X[@]}` (and `${X[@]...}`): expansions that yield one field per element."""
         if node.type == "simple_expansion":
-            return self.script.text(node).lstrip() == "$@"
+            return self.host.script.text(node).lstrip() == "$@"
         if node.type == "expansion":
-            text = self.script.text(node).lstrip()
+            text = self.host.script.text(node).lstrip()
             if text == "${@}" or text.startswith("${@:") or text.startswith("${@/"):
                 return True
             for c in node.named_children:
@@ -367,14 +386,13 @@ class WordExpander(CommandOutput):
                     idx = c.child_by_field_name("index")
                     return (
                         idx is not None
-                        and self.script.text(idx) == "@"
+                        and self.host.script.text(idx) == "@"
                         and not text.startswith("${#")
                         and not text.startswith("${!")
                     )
         return False
 
-    # ---- parameters ---------------------------------------------------
-    def _elements_chunks(self, fields, quoted: bool, loc, sep_join: bool) -> list:
+    def elements_chunks(self, fields, quoted: bool, loc, sep_join: bool) -> list:
         """Chunks for a list of values: separate fields when quoted "[@]", else joined."""
         out = []
         for i, f in enumerate(fields):
@@ -389,477 +407,78 @@ class WordExpander(CommandOutput):
                 out.append(Chunk(p, quoted, False, f.loc or loc))
         return out
 
-    def _value_chunks(self, value: Field | None, quoted: bool, loc) -> list:
+    def value_chunks(self, value: Field | None, quoted: bool, loc) -> list:
         if value is None:
             return []
         if not value.pieces:
             return [Chunk("", quoted, False, value.loc or loc)]
         return [Chunk(p, quoted, False, value.loc or loc) for p in value.pieces]
 
-    def _simple_expansion(self, node, st: State, quoted: bool, loc) -> list:
-        name = self.script.text(node).lstrip()[1:]
-        if name in ("@", "*"):
-            return self._elements_chunks(list(st.positional), quoted, loc, name == "*")
-        return self._value_chunks(self.param_scalar(name, st, loc), quoted, loc)
+    def arithmetic(self, expr, st: State, loc) -> int | None:
+        """The one way into bash arithmetic: `expr` is expression text (`let`, an index,
+        `shift N`) or the expression nodes of `$(( ))`, `(( ))`, `for ((;;))`.
 
-    def param_scalar(self, name: str, st: State, loc) -> Field | None:
-        """$NAME for scalars and special parameters; raises ShellExit under set -u."""
-        if name == "#":
-            return Field.of(str(len(st.positional)), loc)
-        if name.isdigit():
-            i = int(name)
-            if i == 0:
-                return Field.of(self.ctx.script_name, loc)
-            if i <= len(st.positional):
-                return st.positional[i - 1]
-            self.nounset_check(name, st, loc)
-            return None
-        if name == "?":
-            return (
-                Field.of(str(st.status), loc)
-                if st.status is not None
-                else Field((Unknown("$?", "an exit status"),), loc)
-            )
-        if name in ("$", "!", "-", "_", "RANDOM", "SECONDS", "LINENO", "BASHPID", "PPID"):
-            return Field((Unknown("$" + name, "a runtime value"),), loc)
-        if name == "@" or name == "*":
-            return join_field(self._elements_chunks(list(st.positional), True, loc, True))
-        return self.lookup_scalar(name, st, loc)
-
-    def lookup_scalar(self, name: str, st: State, loc, check_unset: bool = True) -> Field | None:
-        var = st.vars.get(name)
-        if var is not None and var.value is not None:
-            return scalar_of(var)
-        if var is None:
-            missing = self.ctx.missing(name)
-            if missing is not None:
-                if check_unset and st.nounset and name not in self.ctx.always_set:
-                    self.note_once(
-                        st,
-                        loc,
-                        NoteKind.UNSET_VARIABLE,
-                        f"`set -u` is on and {name} is never assigned: the script stops here unless {name} is exported",
-                        name,
-                    )
-                return missing
-        if check_unset:
-            self.nounset_check(name, st, loc)
-        return None
-
-    def nounset_check(self, name: str, st: State, loc) -> None:
-        if st.nounset:
-            raise ShellExit(
-                1,
-                Note(NoteKind.UNBOUND_VARIABLE, loc, f"bash stops here: {name} is unbound under `set -u`", name),
-            )
-
-    def is_set(self, name: str, st: State) -> bool | None:
-        """True/False when known, None when it depends on the environment."""
-        if name in ("@", "*"):
-            return len(st.positional) > 0
-        if name.isdigit():
-            return int(name) == 0 or int(name) <= len(st.positional)
-        var = st.vars.get(name)
-        if var is not None:
-            return var.value is not None
-        return None if self.ctx.missing(name) is not None else False
-
-    def _expansion(self, node, st: State, quoted: bool, loc) -> list:
-        parts = self._expansion_parts(node)
-        prefix, target, ops = parts
-        if target is None:
-            if prefix == "#":  # ${#}
-                return [Chunk(str(len(st.positional)), quoted, False, loc)]
-            return [Chunk(Unknown(self.script.text(node), "an unsupported expansion"), quoted, False, loc)]
-        name, index = target
-        if prefix == "!":
-            if index in ("@", "*") or ops and ops[0][0] in ("*", "@"):
-                return [Chunk(Unknown(self.script.text(node), "indirect expansion"), quoted, False, loc)]
-            ref = self.lookup_scalar(name, st, loc)
-            if ref is None or not ref.known:
-                return [Chunk(Unknown(self.script.text(node), "indirect expansion"), quoted, False, loc)]
-            name = ref.value
-            index = None
-            if "[" in name and name.endswith("]"):
-                name, _, idx = name[:-1].partition("[")
-                index = idx
-        if prefix == "#":
-            return self._length(name, index, st, quoted, loc)
-        if index is None and name in ("@", "*"):
-            index = name  # ${@:1}, ${*/a/b}: every positional parameter
-        if index in ("@", "*"):
-            values = self._all_elements(name, st)
-            if not ops:
-                if values is None:
-                    return []
-                return self._elements_chunks(values, quoted, loc, index == "*")
-            return self._apply_ops_list(node, name, index, values, ops, st, quoted, loc)
-        value = self._element(name, index, st, loc, check_unset=not ops or ops[0][0] not in _DEFAULT_OPS)
-        if not ops:
-            return self._value_chunks(value, quoted, loc)
-        return self._apply_op(node, name, index, value, ops, st, quoted, loc)
-
-    def _expansion_parts(self, node):
-        """Split `${...}` into (prefix op, (name, index) | None, [(op, [operand nodes])])."""
-        children = (
-            node.children[1:-1] if node.children and self.script.text(node.children[-1]) == "}" else node.children[1:]
-        )
-        prefix = None
-        target = None
-        ops: list = []
-        for child in children:
-            if target is None and not ops:
-                if child.type in ("variable_name", "special_variable_name"):
-                    target = (self.script.text(child), None)
-                    continue
-                if child.type == "subscript":
-                    name = child.child_by_field_name("name")
-                    idx = child.child_by_field_name("index")
-                    target = (self.script.text(name), self.script.text(idx) if idx is not None else "0")
-                    continue
-                if not child.is_named and self.script.text(child) in ("#", "!") and prefix is None:
-                    prefix = self.script.text(child)
-                    continue
-                if child.type == "word" and self.script.text(child) in SPECIAL_PARAMS | {"@"}:
-                    target = (self.script.text(child), None)
-                    continue
-            if not child.is_named and child.type not in ("word",) and self._is_op_token(child):
-                ops.append((self.script.text(child), []))
-                continue
-            if ops:
-                ops[-1][1].append(child)
-            elif target is None and prefix == "#" and child.type == "number":
-                target = (self.script.text(child), None)
-        return prefix, target, ops
-
-    def _is_op_token(self, node) -> bool:
-        return self.script.text(node) in _ALL_OPS
-
-    def _all_elements(self, name: str, st: State):
-        if name in ("@", "*"):
-            return list(st.positional)
-        var = st.vars.get(name)
-        if var is None:
-            missing = self.ctx.missing(name)
-            return [missing] if missing is not None else None
-        if var.value is None:
-            return None
-        return elements_of(var)
-
-    def _element(self, name: str, index, st: State, loc, check_unset=True) -> Field | None:
-        if index is None or index == "0" and not self._is_array(name, st):
-            return self.param_scalar(name, st, loc) if check_unset else self._scalar_quiet(name, st, loc)
-        var = st.vars.get(name)
-        if var is None or var.value is None:
-            if var is None and self.ctx.missing(name) is not None:
-                return Field((Unknown(f"${{{name}[{index}]}}", f"environment variable {name}"),), loc)
-            if check_unset:
-                self.nounset_check(f"{name}[{index}]", st, loc)
-            return None
-        value = var.value
-        if isinstance(value, dict):
-            key = self._index_key(index, st, assoc=True)
-            return (
-                value.get(key)
-                if key is not None
-                else Field((Unknown(f"${{{name}[{index}]}}", "an unknown index"),), loc)
-            )
-        i = self._index_key(index, st, assoc=False)
-        if i is None:
-            return Field((Unknown(f"${{{name}[{index}]}}", "an unknown index"),), loc)
-        if isinstance(value, Field):
-            return value if i == 0 else None
-        if i < 0:
-            i += len(value)
-        return value[i] if 0 <= i < len(value) else None
-
-    def _scalar_quiet(self, name: str, st: State, loc) -> Field | None:
-        if name.isdigit() or name in SPECIAL_PARAMS:
-            if name.isdigit() and name != "0" and int(name) > len(st.positional):
+        The value, or None when it depends on something unknown or on a form this
+        evaluator does not read. A bash arithmetic error raises ArithFailure: the
+        script stops, unless an arithmetic command catches it."""
+        if isinstance(expr, str):
+            n = parse_int(expr)
+            if n is not None:
+                return n
+            snippet = parse_script("<arith>", f"(( {expr} ))".encode())
+            node = snippet.root.named_children[0] if snippet.root.named_children else None
+            if node is None or node.type != "compound_statement":
                 return None
-            return self.param_scalar(name, st, loc)
-        return self.lookup_scalar(name, st, loc, check_unset=False)
+            with self.host.reading(snippet):
+                return self._arithmetic(arith_operands(node), st, loc)
+        return self._arithmetic(expr, st, loc)
 
-    def _is_array(self, name: str, st: State) -> bool:
-        var = st.vars.get(name)
-        return var is not None and var.is_array
-
-    def _index_key(self, index: str, st: State, assoc: bool):
-        if assoc:
-            field = self._expand_text_snippet(index, st)
-            return field
+    def _arithmetic(self, nodes, st: State, loc) -> int | None:
+        calc = self._arith(st, loc)
+        value = None
         try:
-            return int(index)
-        except ValueError:
-            pass
-        value = self.eval_arith_text(index, st)
+            for node in nodes:
+                value = calc.eval(node)
+        except ArithError as err:
+            raise ArithFailure(err, loc) from err
+        except (Unsupported, RecursionError):
+            return None
         return value
 
-    def _length(self, name, index, st, quoted, loc) -> list:
-        if index in ("@", "*"):
-            values = self._all_elements(name, st)
-            return [Chunk(str(len(values or [])), quoted, False, loc)]
-        value = self._element(name, index, st, loc)
-        if value is None:
-            return [Chunk("0", quoted, False, loc)]
-        if not value.known:
-            return [Chunk(Unknown(f"${{#{name}}}", "length of an unknown value"), quoted, False, loc)]
-        return [Chunk(str(len(value.value)), quoted, False, loc)]
-
-    def _arith_chunks(self, expr: str, node, st: State, quoted: bool, loc) -> list:
-        value = self.eval_arith_text(expr, st)
-        piece = str(value) if value is not None else Unknown(self.script.text(node), "arithmetic on an unknown value")
-        return [Chunk(piece, quoted, False, loc)]
-
-    def _operand(self, nodes, st: State, quoted: bool) -> list:
-        for n in nodes:
-            if n.type == "ERROR" and n.parent is not None and n.parent.type == "expansion":
-                # `${X:-$(((A + B) * C))}`: tree-sitter-bash cannot parse it; bash can
-                expr = expansion_operand_arithmetic(self.script, n.parent)
-                if expr is not None:
-                    return self._arith_chunks(expr, n.parent, st, quoted, self.script.loc(n))
-        out = []
-        for i, n in enumerate(nodes):
-            if i and n.start_byte > nodes[i - 1].end_byte:
-                gap = self.script.source[nodes[i - 1].end_byte : n.start_byte].decode("utf-8", "replace")
-                out.append(Chunk(gap, quoted, True, self.script.loc(n)))
-            out.extend(self.chunks(n, st, quoted))
-        return out
-
-    def _apply_op(self, node, name, index, value, ops, st, quoted, loc) -> list:
-        op, operand = ops[0]
-        if op in _DEFAULT_OPS:
-            colon = op.startswith(":")
-            if value is None:
-                state = self.is_set(name, st) if index is None else False
-                if state is None:
-                    state = False
-                is_set = state
-                empty = True
-            else:
-                is_set = True
-                empty = value.known and value.value == ""
-                if not value.known and colon:
-                    # Unknown content: could be empty. Assume non-empty (the usual case).
-                    empty = False
-            use_default = (not is_set) or (colon and empty)
-            kind = op.lstrip(":")
-            if kind == "-":
-                return self._operand(operand, st, quoted) if use_default else self._value_chunks(value, quoted, loc)
-            if kind == "=":
-                if use_default:
-                    new = join_field(self._operand(operand, st, quoted), loc)
-                    self.assign_scalar(st, name, new, loc)
-                    return self._value_chunks(new, quoted, loc)
-                return self._value_chunks(value, quoted, loc)
-            if kind == "+":
-                return [] if use_default else self._operand(operand, st, quoted)
-            if kind == "?":
-                if use_default:
-                    msg = join_field(self._operand(operand, st, True), loc).display or "parameter null or not set"
-                    raise ShellExit(1, Note(NoteKind.PARAMETER_ERROR, loc, f"bash stops here: {name}: {msg}", name))
-                return self._value_chunks(value, quoted, loc)
-        if value is None:
-            value = Field((), loc)
-        if not value.known:
-            return [Chunk(Unknown(self.script.text(node), f"{op} on an unknown value"), quoted, False, loc)]
-        text = value.value
-        result = self._string_op(op, operand, ops, text, st, node)
-        if result is None:
-            return [Chunk(Unknown(self.script.text(node), "an operator on an unknown operand"), quoted, False, loc)]
-        return [Chunk(result, quoted, False, value.loc or loc)]
-
-    def _apply_ops_list(self, node, name, index, values, ops, st, quoted, loc) -> list:
-        op, operand = ops[0]
-        if op in _DEFAULT_OPS:
-            present = values is not None and len(values) > 0
-            kind = op.lstrip(":")
-            if kind == "-" and not present:
-                return self._operand(operand, st, quoted)
-            if kind == "+":
-                return self._operand(operand, st, quoted) if present else []
-            return self._elements_chunks(values or [], quoted, loc, index == "*")
-        if op == ":":
-            # ${X[@]:offset:length}
-            vals = values or []
-            start = self._arith_operand(operand, st)
-            length = self._arith_operand(ops[1][1], st) if len(ops) > 1 else None
-            if start is None or (len(ops) > 1 and length is None):
-                return [Chunk(Unknown(self.script.text(node), "a slice with unknown bounds"), quoted, False, loc)]
-            if name in ("@", "*"):
-                vals = [Field.of(self.ctx.script_name, loc)] + vals
-            if start < 0:
-                start = max(0, len(vals) + start)
-            sliced = vals[start:] if length is None else vals[start : start + length]
-            return self._elements_chunks(sliced, quoted, loc, index == "*")
-        out = []
-        for v in values or []:
-            if not v.known:
-                out.append(Field((Unknown(self.script.text(node), "an operator on an unknown value"),), v.loc))
-                continue
-            r = self._string_op(op, operand, ops, v.value, st, node)
-            out.append(
-                Field.of(r, v.loc)
-                if r is not None
-                else Field((Unknown(self.script.text(node), "an operator on an unknown operand"),), v.loc)
-            )
-        return self._elements_chunks(out, quoted, loc, index == "*")
-
-    def _arith_operand(self, nodes, st) -> int | None:
-        text_field = join_field(self._operand(nodes, st, True))
-        if not text_field.known:
-            return None
-        return self.eval_arith_text(text_field.value, st)
-
-    def _string_op(self, op, operand, ops, text: str, st, node) -> str | None:
-        if op in ("#", "##", "%", "%%"):
-            rx = pattern_regex(self._operand(operand, st, False))
-            if rx is None:
-                return None
-            return _remove(text, rx, op)
-        if op in ("/", "//", "/#", "/%"):
-            rx = pattern_regex(self._operand(operand, st, False))
-            repl_nodes = ops[1][1] if len(ops) > 1 and ops[1][0] == "/" else []
-            repl = join_field(self._operand(repl_nodes, st, False)) if repl_nodes else Field(())
-            if rx is None or not repl.known:
-                return None
-            return _substitute(text, rx, repl.value, op)
-        if op == ":":
-            start = self._arith_operand(operand, st)
-            if start is None:
-                return None
-            length = None
-            if len(ops) > 1 and ops[1][0] == ":":
-                length = self._arith_operand(ops[1][1], st)
-                if length is None:
-                    return None
-            if start < 0:
-                start = max(0, len(text) + start)
-            if length is None:
-                return text[start:]
-            if length < 0:
-                end = len(text) + length
-                return text[start:end] if end >= start else None
-            return text[start : start + length]
-        if op == ",,":
-            return text.lower()
-        if op == "^^":
-            return text.upper()
-        if op == ",":
-            return text[:1].lower() + text[1:]
-        if op == "^":
-            return text[:1].upper() + text[1:]
-        if op == "@Q":
-            return "'" + text.replace("'", "'\\''") + "'"
-        return None
-
-    # ---- arithmetic ---------------------------------------------------
-    def arith_value(self, node, st: State) -> int | None:
-        inner = [c for c in node.named_children if c.type != "comment"]
-        calc = self._arith(st)
-        try:
-            result = None
-            for c in inner:
-                result = calc.eval(c)
-            return result
-        except ArithError as err:
-            # bash stops a non-interactive script on an arithmetic error in $((...))
-            raise ShellExit(
-                1,
-                Note(NoteKind.ARITHMETIC, self.script.loc(node), f"bash stops here: arithmetic error: {err}"),
-            ) from err
-        except RecursionError:
-            return None
-
-    def _arith(self, st: State) -> Arithmetic:
-        interp = self
-
-        class Env:
-            def get(self, name):
-                var = st.vars.get(name)
-                if var is None:
-                    if interp.ctx.missing(name) is not None:
-                        return False
-                    return None
-                f = scalar_of(var)
-                if f is None:
-                    return None
-                return f.value if f.known else False
-
-            def set(self, name, value):
-                field = (
-                    Field.of(str(value))
-                    if value is not None
-                    else Field((Unknown(None, f"{name} after arithmetic on an unknown value"),))
-                )
-                interp.assign_scalar(st, name, field, None)
-
-            def eval_text(self, text):
-                return interp.eval_arith_text(text, st)
-
-        def expand_text(n):
-            f = join_field(self.chunks(n, st, True))
+    def _arith(self, st: State, loc) -> Arithmetic:
+        def expand_text(node):
+            f = join_field(self.chunks(node, st, True))
             return f.value if f.known else None
 
-        return Arithmetic(Env(), self.script.text, expand_text)
+        return Arithmetic(_ArithVariables(self, st, loc), self.host.script.text, expand_text)
 
 
-_DEFAULT_OPS = {":-", "-", ":=", "=", ":+", "+", ":?", "?"}
-_ALL_OPS = _DEFAULT_OPS | {"#", "##", "%", "%%", "/", "//", "/#", "/%", ":", ",,", "^^", ",", "^", "@Q", "@", "*"}
+class _ArithVariables:
+    """The variables arithmetic reads and writes on one path: get(name) is the text,
+    None when unset, False when unknown."""
+
+    def __init__(self, expander: Expander, st: State, loc):
+        self.expander, self.st, self.loc = expander, st, loc
+
+    def get(self, name: str):
+        var = self.st.vars.get(name)
+        if var is None:
+            return False if self.expander.host.missing(name) is not None else None
+        f = scalar_of(var)
+        if f is None:
+            return None
+        return f.value if f.known else False
+
+    def set(self, name: str, value: int | None) -> None:
+        field = (
+            Field.of(str(value))
+            if value is not None
+            else Field((Unknown(None, f"{name} after arithmetic on an unknown value"),))
+        )
+        self.expander.host.assign_scalar(self.st, name, field, None)
+
+    def eval_text(self, text: str) -> int | None:
+        return self.expander.arithmetic(text, self.st, self.loc)
 
 
-def _remove(text: str, rx, op: str) -> str:
-    n = len(text)
-    if op == "#":
-        for i in range(n + 1):
-            if rx.fullmatch(text, 0, i):
-                return text[i:]
-    elif op == "##":
-        for i in range(n, -1, -1):
-            if rx.fullmatch(text, 0, i):
-                return text[i:]
-    elif op == "%":
-        for i in range(n, -1, -1):
-            if rx.fullmatch(text, i, n):
-                return text[:i]
-    else:
-        for i in range(n + 1):
-            if rx.fullmatch(text, i, n):
-                return text[:i]
-    return text
-
-
-def _substitute(text: str, rx, repl: str, op: str) -> str:
-    n = len(text)
-    if op == "/#":
-        for j in range(n, -1, -1):
-            if rx.fullmatch(text, 0, j):
-                return repl + text[j:]
-        return text
-    if op == "/%":
-        for i in range(n + 1):
-            if rx.fullmatch(text, i, n):
-                return text[:i] + repl
-        return text
-    out = []
-    i = 0
-    replaced = False
-    while i <= n:
-        match_end = None
-        if not (replaced and op == "/"):
-            for j in range(n, i - 1, -1):
-                if rx.fullmatch(text, i, j):
-                    match_end = j
-                    break
-        if match_end is not None and match_end > i:
-            out.append(repl)
-            i = match_end
-            replaced = True
-            continue
-        if i < n:
-            out.append(text[i])
-        i += 1
-    return "".join(out)
-
-
-__all__ = ["WordExpander", "ShellExit", "join_pieces"]
+__all__ = ["ExpansionHost", "Expander", "arith_operands", "word_groups"]

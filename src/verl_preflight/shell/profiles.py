@@ -19,7 +19,6 @@ from .nodes import DEFAULT_OPS, static_text, variable_of
 from .parse import Script, parse_script
 
 _COMPARE_OPS = {"=", "==", "!=", "-eq", "-ne", "-lt", "-le", "-gt", "-ge"}
-_LITERAL_TYPES = {"word", "number", "raw_string", "string", "extglob_pattern"}
 
 
 @dataclass

@@ -13,9 +13,14 @@ from __future__ import annotations
 
 import os
 import posixpath
+from typing import TYPE_CHECKING
 
+from .errors import ShellExit
 from .state import elements_of
 from .words import Field, Unknown, join_pieces
+
+if TYPE_CHECKING:
+    from .expand import Expander
 
 _PURE = frozenset({"echo", "printf", "basename", "dirname", "expr", "seq", ":", "true", "cd", "pwd"})
 _MAX_SEQ = 10_000
@@ -27,7 +32,12 @@ class _NotStatic(Exception):
 
 
 class CommandOutput:
-    """Mixed into the word expander; uses its expansion and the interpreter's context."""
+    """`$(...)` whose output is known: computed from the expanded words, never run."""
+
+    def __init__(self, expander: Expander):
+        self.x = expander
+        self.host = expander.host
+        self._sub_state = None
 
     def command_output(self, node, st) -> Field | None:
         """The output of `$(...)` with trailing newlines removed, or None when unknown."""
@@ -40,9 +50,7 @@ class CommandOutput:
         try:
             for stmt in body:
                 self._static_statement(stmt, sub, out, cwd)
-        except _NotStatic:
-            return None
-        except Exception:  # an expansion that stops the subshell (set -u, ${X:?}): unknown
+        except (_NotStatic, ShellExit):  # ShellExit: set -u or ${X:?} stops the subshell
             return None
         pieces = list(join_pieces(out))
         while pieces and isinstance(pieces[-1], str):
@@ -51,7 +59,7 @@ class CommandOutput:
                 pieces[-1] = stripped
                 break
             pieces.pop()
-        return Field(tuple(pieces), self.script.loc(node))
+        return Field(tuple(pieces), self.host.script.loc(node))
 
     def _static_statement(self, node, st, out: list, cwd: list) -> bool:
         """Run one statement for its output; its exit status (True: 0)."""
@@ -78,7 +86,7 @@ class CommandOutput:
 
     def _redirected(self, run, redirects, out: list) -> bool:
         """Only redirections to /dev/null and 2>&1: the output goes nowhere or stays."""
-        texts = [self.script.text(r).replace(" ", "") for r in redirects]
+        texts = [self.host.script.text(r).replace(" ", "") for r in redirects]
         if not all(r in (">/dev/null", "1>/dev/null", "2>/dev/null", "2>&1", "&>/dev/null") for r in texts):
             raise _NotStatic
         sink: list = []
@@ -94,7 +102,7 @@ class CommandOutput:
             flat.extend(c.children if c.type == "command_name" else [c])
         if any(c.type == "variable_assignment" for c in flat[:1]):
             raise _NotStatic
-        argv = self.expand_args(flat, st)
+        argv = self.x.expand_args(flat, st)
         if not argv or argv[0].value not in _PURE:
             raise _NotStatic
         return self._static_command(argv[0].value, argv[1:], out, cwd)
@@ -160,10 +168,10 @@ class CommandOutput:
         # A relative path is known when it is a script's own directory (from $0 or
         # BASH_SOURCE, which are relative to where bash started): where bash started
         # is then where the main script's name, as given, points from.
-        name = self.ctx.script_name
+        name = self.host.script_name
         sources = [f.value for f in elements_of(self._sub_state.vars.get("BASH_SOURCE")) if f.known]
         dirs = {posixpath.dirname(p) or "." for p in [name, *sources] if not p.startswith("/")}
-        main = os.path.abspath(self.ctx.main_path or self.script.path)
+        main = os.path.abspath(self.host.main_path or self.host.script.path)
         rel = posixpath.normpath(name)
         if name.startswith("/") or not main.endswith("/" + rel):
             raise _NotStatic

@@ -57,9 +57,6 @@ class Field:
         return "".join(str(p) for p in self.pieces)
 
 
-EMPTY = Field(())
-
-
 @dataclass(frozen=True, slots=True)
 class Chunk:
     """One piece of an expanding word. `quoted` chunks are not split and are

@@ -1,0 +1,132 @@
+"""Assignments: `NAME=value`, `NAME+=value`, `A[i]=v`, `A=(...)`, readonly checks."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .errors import ShellExit
+from .notes import Note, NoteKind
+from .state import State, elements_of, scalar_of
+from .words import Field, Unknown
+
+if TYPE_CHECKING:
+    from .evaluate import Interpreter
+
+
+class Variables:
+    """Writes to shell variables: scalars, indexed and associative arrays."""
+
+    def __init__(self, interp: Interpreter):
+        self.i = interp
+
+    def x_variable_assignment(self, node, st, depth, in_cond):
+        self.assign_node(node, st)
+        st.status = 0
+        return [st]
+
+    def x_variable_assignments(self, node, st, depth, in_cond):
+        for c in node.named_children:
+            if c.type == "variable_assignment":
+                self.assign_node(c, st)
+        st.status = 0
+        return [st]
+
+    def assign_node(self, node, st: State, local: bool = False, attrs: dict | None = None, extra=()) -> None:
+        name_node = node.child_by_field_name("name")
+        value_node = node.child_by_field_name("value")
+        append = any(c.type == "+=" for c in node.children)
+        loc = self.i.script.loc(node)
+        index = None
+        if name_node.type == "subscript":
+            index_node = name_node.child_by_field_name("index")
+            index = self.i.expander.expand_one(index_node, st) if index_node is not None else Field.of("0")
+            name_node = name_node.child_by_field_name("name")
+        name = self.i.script.text(name_node)
+        if local:
+            st.save_local(name)
+        old = st.vars.get(name)
+        if old is not None and old.readonly:
+            # a non-interactive bash stops on an assignment to a readonly variable
+            raise ShellExit(1, Note(NoteKind.READONLY, loc, f"bash stops here: {name} is readonly", name))
+        if value_node is not None and value_node.type == "array":
+            elements = self._array_elements(value_node, st)
+            if isinstance(elements, dict):
+                base = dict(old.value) if append and old is not None and isinstance(old.value, dict) else {}
+                base.update(elements)
+                st.set_var(name, base, **(attrs or {}))
+                return
+            if append and old is not None:
+                base = tuple(elements_of(old)) if not isinstance(old.value, dict) else ()
+                st.set_var(name, base + tuple(elements), **(attrs or {}))
+            else:
+                st.set_var(name, tuple(elements), **(attrs or {}))
+            return
+        value = self.i.expander.expand_one(value_node, st, extra) if value_node is not None else Field((), loc)
+        if value_node is not None and value.loc is None:
+            value = Field(value.pieces, self.i.script.loc(value_node))
+        if value_node is None:
+            value = Field((), loc)
+        if index is not None:
+            self._assign_element(st, name, index, value, append, loc)
+            return
+        if append:
+            prev = scalar_of(old) if old is not None else None
+            if prev is None and old is None:
+                prev = self.i.ctx.missing(name)
+            if prev is not None:
+                value = Field(prev.pieces + value.pieces, prev.loc or value.loc)
+        self.assign_scalar(st, name, value, loc, attrs)
+
+    def assign_scalar(self, st: State, name: str, value: Field, loc, attrs: dict | None = None) -> None:
+        old = st.vars.get(name)
+        if old is not None and isinstance(old.value, tuple):
+            st.set_var(name, (value,) + old.value[1:], **(attrs or {}))
+            return
+        st.set_var(name, value, **(attrs or {}))
+
+    def _assign_element(self, st, name, index: Field, value: Field, append: bool, loc) -> None:
+        old = st.vars.get(name)
+        if old is not None and isinstance(old.value, dict):
+            if not index.known:
+                return
+            d = dict(old.value)
+            if append and index.value in d:
+                value = Field(d[index.value].pieces + value.pieces, d[index.value].loc)
+            d[index.value] = value
+            st.set_var(name, d)
+            return
+        i = self.i.expander.arithmetic(index.value, st, loc) if index.known else None
+        if i is None:
+            st.set_var(
+                name, tuple(elements_of(old)) + (Field((Unknown(None, f"an element of {name} at an unknown index"),)),)
+            )
+            return
+        items = (
+            list(old.value)
+            if old is not None and isinstance(old.value, tuple)
+            else ([scalar_of(old)] if old is not None and scalar_of(old) is not None else [])
+        )
+        if i < 0:
+            i += len(items)
+        while len(items) <= i:
+            items.append(None)
+        if append and items[i] is not None:
+            value = Field(items[i].pieces + value.pieces, items[i].loc)
+        items[i] = value
+        st.set_var(name, tuple(items))
+
+    def _array_elements(self, node, st):
+        children = [c for c in node.named_children if c.type != "comment"]
+        if children and all(self._is_keyed(c) for c in children):
+            out = {}
+            for c in children:
+                text = self.i.expander.expand_one(c, st)
+                if text.known:
+                    key, _, val = text.value[1:].partition("]=")
+                    out[key] = Field.of(val, self.i.script.loc(c))
+            return out
+        return self.i.expander.expand_args(children, st)
+
+    def _is_keyed(self, node) -> bool:
+        text = self.i.script.text(node)
+        return text.startswith("[") and "]=" in text

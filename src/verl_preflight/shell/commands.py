@@ -1,0 +1,253 @@
+"""Simple commands: words to argv, then a launch, a function, a builtin or a program.
+
+Every command is first offered to the `on_command` callback (the caller decides
+what starts verl); otherwise functions, then builtins (dispatched from the
+builtins table), then scripts started as programs (`bash FILE`, `./FILE.sh`),
+which are read like the main script. Anything else has an unknown status.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING
+
+from ..values import Loc
+from .expand import word_groups
+from .notes import NoteKind
+from .state import State, Var
+from .words import Field, join_pieces, split_fields
+
+if TYPE_CHECKING:
+    from .evaluate import Interpreter
+
+
+NO_EFFECT = frozenset(
+    {
+        "echo",
+        "printf",
+        "true",
+        ":",
+        "cd",
+        "pushd",
+        "popd",
+        "shopt",
+        "trap",
+        "ulimit",
+        "umask",
+        "wait",
+        "hash",
+        "alias",
+        "unalias",
+        "sleep",
+        "set -x",
+        "history",
+        "type",
+        "dirs",
+        "disown",
+        "enable",
+        "help",
+        "logger",
+    }
+)
+_ESCAPED_BLANK_AT_END = re.compile(rb"([ \t]*)\\([ \t])[ \t]*(?:#[^\n]*)?(?:\r?\n|$)")
+_REDIRECTS = {"file_redirect", "heredoc_redirect", "herestring_redirect"}
+
+
+def _is_shell_script(path: str) -> bool:
+    """A file run as a program that is a shell script: *.sh, or a `#!...sh` first line."""
+    if path.endswith(".sh"):
+        return True
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline(200)
+    except OSError:
+        return False
+    return first.startswith(b"#!") and first.rstrip().split(b"/")[-1].split(b" ")[-1] in (b"bash", b"sh")
+
+
+class Commands:
+    """Expands and runs simple commands."""
+
+    def __init__(self, interp: Interpreter):
+        self.i = interp
+        self._prefix_vars: dict = {}  # `NAME=value` before a script started as a program
+
+    def x_command(self, node, st, depth, in_cond):
+        flat = []
+        for c in node.children:
+            if c.type in _REDIRECTS or c.type == "comment" or c.end_byte == c.start_byte:
+                continue
+            if c.type == "command_name":
+                flat.extend(x for x in c.children if x.end_byte > x.start_byte)
+            else:
+                flat.append(c)
+        assigns, words = [], []
+        for group in word_groups(flat, self.i.script.source):
+            if not words and group[0].type == "variable_assignment":
+                assigns.append(group)
+            else:
+                words.append(group)
+        ifs = self.i.expander.ifs(st)
+        argv = []
+        for group in words:
+            argv.extend(split_fields(self.i.expander.group_chunks(group, st), ifs, self.i.script.loc(group[0])))
+        if argv and assigns and self._wrapped_script(argv[0].value or "", argv) is not None:
+            # `STAGE=x bash other.sh`: the assignments are exported to that script only
+            inner = st.fork()
+            for group in assigns:
+                self.i.variables.assign_node(group[0], inner, extra=group[1:], attrs={"exported": True})
+            self._prefix_vars = {k: v for k, v in inner.vars.items() if st.vars.get(k) is not v}
+        if not argv:
+            for group in assigns:
+                self.i.variables.assign_node(group[0], st, extra=group[1:])
+            st.status = 0
+            return [st]
+        last = words[-1]
+        last_word = self.i.script.source[last[0].start_byte : last[-1].end_byte].decode("utf-8", "replace")
+        last_word = self._escaped_blank_at_end(last[-1].end_byte, argv, last_word, st)
+        return self.run_command(node, argv, st, depth, last_word)
+
+    def _escaped_blank_at_end(self, end: int, argv: list[Field], last_word: str, st: State) -> str:
+        """`\\ ` at the end of a line: not a continuation. bash passes the escaped blank
+        as a word (or the end of the last one) and the command ends on this line;
+        `argv` takes it, and the last word's text is returned."""
+        source = self.i.script.source
+        blank = _ESCAPED_BLANK_AT_END.match(source, end)
+        if blank is None:
+            return last_word
+        at = blank.start(2) - 1
+        row = source.count(b"\n", 0, at)
+        col = at - (source.rfind(b"\n", 0, at) + 1)
+        loc = Loc(self.i.script.path, row + 1, self.i.script.char_col(row, col) + 1)
+        text = blank.group(2).decode()
+        if blank.group(1):
+            argv.append(Field.of(text, loc))
+            last_word = "\\" + text
+        else:
+            argv[-1] = Field(join_pieces((*argv[-1].pieces, text)), argv[-1].loc)
+            last_word += "\\" + text
+        self.i.note(
+            st,
+            loc,
+            NoteKind.ESCAPED_BLANK,
+            "a blank after this backslash: bash passes ' ' and the command ends on this line "
+            "(the lines below are not its arguments)",
+        )
+        return last_word
+
+    def run_command(self, node, argv: list[Field], st: State, depth: int, last_word: str = "") -> list[State]:
+        loc = self.i.script.loc(node)
+        launch = self.i.ctx.on_command(list(argv), loc, last_word)
+        if launch is not None:
+            st.launches.append(launch)
+            st.status = 0
+            if argv[0].value == "exec":
+                st.flow, st.flow_arg = "exit", 0
+            return [st]
+        name = argv[0].value
+        if name is None:
+            st.status = None
+            return [st]
+        if name in st.funcs:
+            return self.i.flow.call_function(name, argv[1:], st, depth, loc)
+        handler = self.i.builtin_table.get(name)
+        if handler is not None:
+            return handler(node, argv, st, depth, loc)
+        if name in NO_EFFECT:
+            st.status = 0
+            return [st]
+        if name == "false":
+            st.status = 1
+            return [st]
+        if name in ("command", "builtin", "nohup", "time", "exec") and len(argv) > 1:
+            rest = argv[1:]
+            while rest and rest[0].known and rest[0].value.startswith("-"):
+                rest = rest[1:]
+            if not rest:
+                st.status = 0
+                return [st]
+            results = self.run_command(node, rest, st, depth, last_word)
+            if name == "exec":
+                for r in results:
+                    if not r.flow:
+                        r.flow, r.flow_arg = "exit", r.status
+            return results
+        wrapped = self._wrapped_script(name, argv)
+        if wrapped is not None:
+            return self.run_script(wrapped[0], wrapped[1], st, depth, node)
+        st.status = None  # an external command: its outcome is unknown
+        return [st]
+
+    def _wrapped_script(self, name: str, argv: list[Field]):
+        """(path, arguments) for `bash FILE ARGS`, `sh FILE ARGS`, `./FILE.sh ARGS` when
+        FILE is known and exists; None for anything else (`bash -c`, an unknown path)."""
+        if name in ("bash", "sh"):
+            rest = argv[1:]
+            while rest and rest[0].known and rest[0].value.startswith("-") and rest[0].value not in ("-", "--"):
+                if rest[0].value in ("-c", "-i", "-s") or rest[0].value.startswith("--"):
+                    return None
+                rest = rest[1:]
+            if rest and rest[0].value in ("-", "--"):
+                rest = rest[1:]
+            if not rest or not rest[0].known:
+                return None
+            target, args = rest[0].value, rest[1:]
+        elif "/" in name:
+            target, args = name, argv[1:]
+        else:
+            return None
+        path = self.resolve_source(target)
+        if path is None or (name not in ("bash", "sh") and not _is_shell_script(path)):
+            return None
+        return path, args
+
+    def run_script(self, path: str, args: list[Field], st: State, depth: int, node) -> list[State]:
+        """A script started as a program: a new bash with the exported variables and these
+        positional arguments, read (never run) like the main script. Its launches are the
+        caller's; arguments passed in keep the location of the caller's words."""
+        if st.source_depth >= self.i.ctx.budget.source_depth:
+            return [self.i.give_up(st, node, f"scripts nested deeper than {self.i.ctx.budget.source_depth}")]
+        running = self.i.ctx.running
+        if os.path.abspath(path) in running or os.path.abspath(self.i.ctx.main_path or "") == os.path.abspath(path):
+            return [self.i.unfollowed(st, self.i.script.loc(node), f"{path} starts itself again: not followed twice")]
+        self.i.ctx.wrapped_runs += 1
+        if self.i.ctx.wrapped_runs > self.i.ctx.budget.states:
+            return [
+                self.i.unfollowed(st, self.i.script.loc(node), f"more than {self.i.ctx.budget.states} scripts started")
+            ]
+        script = self.i.ctx.load(path)
+        if script is None:
+            return [self.i.unfollowed(st, self.i.script.loc(node), f"cannot read {path}")]
+        prefix, self._prefix_vars = self._prefix_vars, {}
+        exported = {k: v for k, v in {**st.vars, **prefix}.items() if v.exported}
+        child = State(vars=exported, funcs={}, positional=tuple(args))
+        child.vars["BASH_SOURCE"] = Var((Field.of(path),))
+        child.launches, child.notes = list(st.launches), list(st.notes)
+        child.assumptions, child.incomplete, child.excluded = st.assumptions, st.incomplete, st.excluded
+        child.source_depth = st.source_depth + 1
+        with self.i.reading(script), self.i.ctx.program(path):
+            ends = self.i.flow.exec_block(script.root, [child], depth)
+        out = []
+        for end in ends:
+            outer = st.fork()
+            outer.launches, outer.notes = end.launches, end.notes
+            outer.incomplete, outer.assumptions = end.incomplete, end.assumptions
+            outer.status = end.flow_arg if end.flow == "exit" else end.status
+            out.append(outer)
+        return out
+
+    def resolve_source(self, target: str) -> str | None:
+        if "\0" in target or not target:
+            return None
+        candidates = (
+            [target] if os.path.isabs(target) else [os.path.join(os.path.dirname(self.i.script.path), target), target]
+        )
+        for c in candidates:
+            if os.path.isfile(c):
+                if os.path.isabs(c) and not os.path.isabs(self.i.script.path):
+                    # one name per file: relative, as the script's own path is
+                    rel = os.path.relpath(c)
+                    return rel if not rel.startswith("..") else os.path.normpath(c)
+                return os.path.normpath(c)
+        return None
