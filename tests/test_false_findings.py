@@ -83,3 +83,19 @@ def test_main_ppo_still_refuses_a_dash_dash_option(tmp_path, capsys):
         'python3 -m verl.trainer.main_ppo --backend=fsdp actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "$@"\n'
     )
     assert findings(tmp_path, capsys, text) == [(2, "hydra-argument")]
+
+
+MINDSPEED = (
+    "python3 -m verl.trainer.main_ppo --config-name=ppo_megatron_trainer \\\n"
+    "    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 \\\n"
+    '    +actor_rollout_ref.actor.megatron.override_transformer_config.use_flash_attn=True "$@"\n'
+)
+
+
+def test_script_that_readies_ascend_meets_the_ascend_stack(tmp_path, capsys):
+    # verl v0.7.0 tests/special_npu/run_qwen2_5_05b_grpo_mindspeed.sh: no device named, Ascend readied
+    assert findings(tmp_path, capsys, "export VLLM_ASCEND_ENABLE_NZ=0\n" + MINDSPEED) == []
+
+
+def test_script_that_names_no_device_is_taken_as_gpu(tmp_path, capsys):
+    assert findings(tmp_path, capsys, MINDSPEED) == [(4, "transformer-config-key")]

@@ -158,6 +158,8 @@ class _StackInputs:
 
     def stack_of(self, view) -> Stack:
         npu = view.profile("DEVICE") == "npu" or view.value("trainer.device") == "npu"
+        if not npu and view.profile("DEVICE") is None and view.setting("trainer.device") is None:
+            npu = view.targets_ascend  # no device named: the hardware decides, and the script readies Ascend
         bridge_switch = str(view.profile("USE_MINDSPEED_BRIDGE") or "").lower() in _TRUE
         return resolve_stack(
             engine=view.engine,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..values import Unknown, is_unknown
 
@@ -125,6 +126,14 @@ class LaunchView:
         return None
 
     @property
+    def targets_ascend(self) -> bool:
+        """Whether the launch's script readies Ascend NPUs (exports VLLM_ASCEND_*, ASCEND_* or
+        HCCL_* variables, or sources CANN's set_env.sh). verl picks the device from the hardware
+        at start (v0.7.0 trainer/main_ppo.py:42-43, 0.9.1 utils/device.py:151-166 auto_set_device),
+        so a script that names no device runs where it is started: these lines say where."""
+        return _readies_ascend(self.spec.loc.path)
+
+    @property
     def engine(self) -> str | None:
         v = self.value("model_engine")
         return v if isinstance(v, str) else None
@@ -133,6 +142,20 @@ class LaunchView:
         """Location to report a problem with `key`: its override, else the launch."""
         s = self.setting(key)
         return s.loc if s is not None else self.spec.loc
+
+
+_ASCEND_LINE = re.compile(
+    r"^\s*(?:export\s+)?(?:VLLM_ASCEND_\w*|ASCEND_\w*|HCCL_\w*)=|^\s*(?:source|\.)\s+/usr/local/Ascend/", re.M
+)
+
+
+@lru_cache(maxsize=256)
+def _readies_ascend(path: str) -> bool:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return _ASCEND_LINE.search(fh.read()) is not None
+    except OSError:
+        return False
 
 
 def _literal(text: str):
