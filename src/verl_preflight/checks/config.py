@@ -336,11 +336,13 @@ def check_launch(spec, config_name: str | None, cache) -> list:
     from ..rules.view import OWN_CONFIG_PATHS, unknown_root
 
     if config_name is None:
-        return [
-            UnknownEntry.emit(
-                spec.loc, f"{spec.module} is not a Hydra entry point of this verl; its arguments are not checked"
-            )
-        ]
+        rel = spec.module.split(".")[1:]
+        root = cache.source.package_root
+        here = root is not None and any(
+            os.path.isfile(p) for p in (os.path.join(root, *rel) + ".py", os.path.join(root, *rel, "__main__.py"))
+        )
+        what = "is not a Hydra entry point of this verl" if here else "has no source next to this config tree"
+        return [UnknownEntry.emit(spec.loc, f"{spec.module} {what}; its arguments are not checked")]
     root = unknown_root(spec)
     if root is not None:
         flag, loc, shown = root

@@ -10,6 +10,10 @@ class UnknownEntry(Rule):
     severity = "warning"
     stage = "hydra"
     summary = "a verl module that is not a Hydra entry point here"
-    why = "Its arguments cannot be checked against a config."
+    why = (
+        "Its arguments cannot be checked against a config: the module has no @hydra.main (it parses its own "
+        "options), or its source is not next to the config tree given (--verl-config), so the validator cannot "
+        "tell which root config it composes. Hydra option checks (hydra-argument) are skipped with it."
+    )
     bad = "python3 -m verl.trainer.no_such_main"
     good = "python3 -m verl.trainer.main_ppo"
