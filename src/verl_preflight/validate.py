@@ -139,7 +139,8 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
                 config_name = config_name_of(spec, cache)
                 overrides = [o.display for o in spec.overrides]
                 launches.append(LaunchResult(spec.loc.line, spec.module, config_name, overrides, spec))
-                findings.extend(p.in_profile(profile) for p in spec.problems)
+                if config_name is not None or cache is None:  # a module that is no Hydra app parses its own args
+                    findings.extend(p.in_profile(profile) for p in spec.problems)
                 if cache is None or not spec.trains:
                     continue
                 findings.extend(f.in_profile(profile) for f in check_launch(spec, config_name, cache))
@@ -184,6 +185,8 @@ class _StackInputs:
 
     def stack_of(self, view) -> Stack:
         npu = view.profile("DEVICE") == "npu" or view.value("trainer.device") == "npu"
+        if not npu and view.profile("DEVICE") is None and view.setting("trainer.device") is None:
+            npu = view.targets_ascend  # no device named: the hardware decides, and the script readies Ascend
         bridge_switch = str(view.profile("USE_MINDSPEED_BRIDGE") or "").lower() in _TRUE
         return resolve_stack(
             engine=view.engine,

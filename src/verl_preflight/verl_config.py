@@ -214,6 +214,8 @@ def module_exists(source: ConfigSource, module: str) -> tuple[bool | None, list[
     rel = module.split(".")[1:]
     if os.path.isdir(os.path.join(root, *rel)):
         return True, []  # a package (python3 -m then says it has no __main__, a different error)
+    if not os.path.isfile(os.path.join(root, "__init__.py")):
+        return None, []  # a partial copy of verl (a config tree with a few sources): it cannot tell
     # the nearest: runnable modules of the deepest package that exists on the way, and the entry points
     parent = root
     for part in rel[:-1]:

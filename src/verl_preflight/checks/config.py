@@ -327,17 +327,25 @@ def check_launch(spec, config_name: str | None, cache) -> list:
     """The Hydra stage for one launch: entry point, root config, then every override.
 
     An override whose value is partly unknown is checked for grammar and for its
-    key, never for its value (Hydra would type-check the stand-in)."""
+    key, never for its value (Hydra would type-check the stand-in). A config-group
+    selection whose option is partly unknown is checked for its group name and for
+    an option that could match; the other overrides are checked under every option
+    it could be, and a problem is reported only when every option has it. A
+    --config-path or --config-name known only at run time stops the checks (the
+    root config is not known)."""
+    import itertools
+    import math
     import os
     import re
 
     from ..rules import get as rule_class
+    from ..rules.hydra.config_group import ConfigGroup
     from ..rules.hydra.config_name import ConfigName
     from ..rules.hydra.config_path import ConfigPath
     from ..rules.hydra.unknown_argument import UnknownArgument
     from ..rules.hydra.unknown_entry import UnknownEntry
     from ..rules.hydra.unknown_module import UnknownModule
-    from ..rules.view import OWN_CONFIG_PATHS
+    from ..rules.view import OWN_CONFIG_PATHS, unknown_root
     from ..verl_config import module_exists
 
     exists, close = module_exists(cache.source, spec.module)
@@ -347,11 +355,18 @@ def check_launch(spec, config_name: str | None, cache) -> list:
         message = f"No module named {spec.module}: python3 -m stops before verl starts{hint}"
         return [UnknownModule.emit(where, message)]
     if config_name is None:
-        return [
-            UnknownEntry.emit(
-                spec.loc, f"{spec.module} is not a Hydra entry point of this verl; its arguments are not checked"
-            )
-        ]
+        rel = spec.module.split(".")[1:]
+        root = cache.source.package_root
+        here = root is not None and any(
+            os.path.isfile(p) for p in (os.path.join(root, *rel) + ".py", os.path.join(root, *rel, "__main__.py"))
+        )
+        what = "is not a Hydra entry point of this verl" if here else "has no source next to this config tree"
+        return [UnknownEntry.emit(spec.loc, f"{spec.module} {what}; its arguments are not checked")]
+    root = unknown_root(spec)
+    if root is not None:
+        flag, loc, shown = root
+        message = f"{flag}={shown} is known only at run time; the root config and the overrides are not checked"
+        return [(ConfigPath if flag in ("--config-path", "-cp") else UnknownArgument).emit(loc, message)]
     if spec.config_path not in OWN_CONFIG_PATHS:
         message = f"--config-path={spec.config_path} is not verl's own config tree; overrides are not checked"
         return [ConfigPath.emit(spec.config_path_loc or spec.loc, message)]
@@ -371,7 +386,57 @@ def check_launch(spec, config_name: str | None, cache) -> list:
             continue
         texts.append(text)
         where.append(o)
-    for p in check_overrides(cache, config_name, texts):
+
+    def options_of(group: str) -> list[str]:
+        """The options of a config group: the .yaml files under its folder (sub-folders as a/b)."""
+        top = os.path.join(cache.source.path, *group.split("/"))
+        out = []
+        for dirpath, dirnames, filenames in os.walk(top):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+            rel = os.path.relpath(dirpath, top)
+            for name in sorted(filenames):
+                if name.endswith(".yaml"):
+                    stem = name[: -len(".yaml")]
+                    out.append(stem if rel == "." else f"{rel.replace(os.sep, '/')}/{stem}")
+        return out
+
+    def whatever_the_options(open_groups) -> list[Problem]:
+        """check_overrides with each open selection replaced by each option it could be (up to
+        32 runs): the problems every run has (same override, rule and key), in the first run's order."""
+        if not open_groups:
+            return check_overrides(cache, config_name, texts)
+        choices = itertools.product(*(lines for _, lines in open_groups))
+        common, first = None, None
+        for choice in itertools.islice(choices, 32):
+            trial = list(texts)
+            for (n, _), line in zip(open_groups, choice, strict=True):
+                trial[n] = line
+            found = check_overrides(cache, config_name, trial)
+            ids = {(p.index, p.rule, p.key) for p in found}
+            first, common = (found, ids) if first is None else (first, common & ids)
+        if math.prod(len(lines) for _, lines in open_groups) > 32:  # untried options could clear a problem
+            common = {c for c in common if c[1] in ("override-syntax", "override-sweep")}
+        return [p for p in first if (p.index, p.rule, p.key) in common]
+
+    # config-group selections whose option is partly unknown: the options each could be
+    open_groups = []  # (position in texts, candidate override lines)
+    groups = set(cache.groups or ())
+    for n, (o, rec) in enumerate(zip(where, cache.parse(texts), strict=True)):
+        if o.known or not is_group_selection(rec, groups):
+            continue
+        key_text = texts[n].split("=", 1)[0]
+        pattern = re.compile("".join(re.escape(p) if isinstance(p, str) else ".*" for p in o.field.pieces), re.S)
+        lines = [f"{key_text}={opt}" for opt in options_of(rec["key"])]
+        lines = [line for line in lines if pattern.fullmatch(line)]
+        if not os.path.isdir(os.path.join(cache.source.path, *rec["key"].split("/"))):
+            message = f"'{o.display}' selects an option of '{rec['key']}' known only at run time; not checked"
+            return [*findings, UnknownArgument.emit(o.loc, message)]  # a group of Hydra's own (hydra/launcher)
+        if not lines:
+            message = f"no option of config group '{rec['key']}' in {cache.source.path} can be '{o.display}'"
+            findings.append(ConfigGroup.emit(o.loc, message, rec["key"]))
+            return findings
+        open_groups.append((n, lines))
+    for p in whatever_the_options(open_groups):
         o = where[p.index] if p.index is not None else None
         if o is not None and not o.known and p.rule == "override-error":
             continue  # a type check of the stand-in, not of the script's value

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..values import Unknown, is_unknown
 
@@ -125,6 +126,14 @@ class LaunchView:
         return None
 
     @property
+    def targets_ascend(self) -> bool:
+        """Whether the launch's script readies Ascend NPUs (exports VLLM_ASCEND_*, ASCEND_* or
+        HCCL_* variables, or sources CANN's set_env.sh). verl picks the device from the hardware
+        at start (v0.7.0 trainer/main_ppo.py:42-43, 0.9.1 utils/device.py:151-166 auto_set_device),
+        so a script that names no device runs where it is started: these lines say where."""
+        return _readies_ascend(self.spec.loc.path)
+
+    @property
     def engine(self) -> str | None:
         v = self.value("model_engine")
         return v if isinstance(v, str) else None
@@ -133,6 +142,20 @@ class LaunchView:
         """Location to report a problem with `key`: its override, else the launch."""
         s = self.setting(key)
         return s.loc if s is not None else self.spec.loc
+
+
+_ASCEND_LINE = re.compile(
+    r"^\s*(?:export\s+)?(?:VLLM_ASCEND_\w*|ASCEND_\w*|HCCL_\w*)=|^\s*(?:source|\.)\s+/usr/local/Ascend/", re.M
+)
+
+
+@lru_cache(maxsize=256)
+def _readies_ascend(path: str) -> bool:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return _ASCEND_LINE.search(fh.read()) is not None
+    except OSError:
+        return False
 
 
 def _literal(text: str):
@@ -168,13 +191,29 @@ class ScriptContext:
 
 OWN_CONFIG_PATHS = (None, "config", "./config", "config/")
 
+_ROOT_FLAGS = ("--config-path", "-cp", "--config-name", "-cn", "--config-dir", "-cd")
+
+
+def unknown_root(spec):
+    """(flag, loc, value as written) when --config-path, --config-name or --config-dir is
+    known only at run time (the root config Hydra composes is then unknown), else None."""
+    if spec.config_path is None and spec.config_path_loc is not None:
+        return "--config-path", spec.config_path_loc, "(a value known only at run time)"
+    if spec.config_name is None and spec.config_name_loc is not None:
+        return "--config-name", spec.config_name_loc, "(a value known only at run time)"
+    for o in spec.overrides:
+        flag, eq, value = o.display.partition("=")
+        if not o.known and eq and flag in _ROOT_FLAGS:
+            return flag, o.loc, value
+    return None
+
 
 def build_view(spec, config_name: str | None, profile, cache):
     """The launch's settings over verl's composed defaults, for the policy rules;
     None when the launch does not compose (the Hydra stage reports why)."""
     from ..checks.config import is_group_selection
 
-    if config_name is None or spec.config_path not in OWN_CONFIG_PATHS:
+    if config_name is None or spec.config_path not in OWN_CONFIG_PATHS or unknown_root(spec) is not None:
         return None
     items = [(o, o.checkable) for o in spec.overrides if o.checkable is not None]
     records = cache.parse([t for _, t in items])
@@ -184,6 +223,8 @@ def build_view(spec, config_name: str | None, profile, cache):
         if not rec["ok"] or rec["sweep"]:
             return None
         if is_group_selection(rec, groups):
+            if not o.known:
+                return None  # the option is known only at run time: so is the composition
             group_lines.append(text)
             continue
         display = o.display.split("=", 1)[-1]

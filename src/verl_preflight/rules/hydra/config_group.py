@@ -10,6 +10,11 @@ class ConfigGroup(Rule):
     severity = "error"
     stage = "hydra"
     summary = "a config-group selection that does not compose"
-    why = "The option must exist in the group's folder of verl's config tree."
+    why = (
+        "The option must exist in the group's folder of verl's config tree. An option known only at run time "
+        "(`optim=${BACKEND}`) is reported only when no option of the folder can match what the script wrote; "
+        "the other overrides are then checked under each option it could be, and reported when all fail."
+    )
+    ground_truth = "hydra-core 1.3.8 hydra/_internal/defaults_list.py:779 (Could not find 'group/option')"
     bad = "model_engine=megatorn"
     good = "model_engine=megatron"

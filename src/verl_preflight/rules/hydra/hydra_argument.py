@@ -10,7 +10,11 @@ class HydraArgument(Rule):
     severity = "error"
     stage = "hydra"
     summary = "an option main_ppo's Hydra command line does not accept"
-    why = "Hydra's argparse refuses unknown options (`unrecognized arguments`) and the launch stops at once."
-    ground_truth = "hydra-core 1.3.8 hydra/_internal/utils.py get_args_parser; hydra/main.py parse_args"
+    why = (
+        "Hydra's argparse refuses unknown options (`unrecognized arguments`) and the launch stops at once. Only "
+        "Hydra entry points are checked: a verl module without @hydra.main (e.g. verl.model_merger) parses its "
+        "own options."
+    )
+    ground_truth = "hydra-core 1.3.8 hydra/_internal/utils.py:501 get_args_parser; hydra/main.py:86 parse_args"
     bad = "python3 -m verl.trainer.main_ppo --nnodes 2"
     good = "python3 -m verl.trainer.main_ppo trainer.nnodes=2"

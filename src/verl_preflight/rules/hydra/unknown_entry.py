@@ -11,8 +11,10 @@ class UnknownEntry(Rule):
     stage = "hydra"
     summary = "a verl module that is not a Hydra entry point here"
     why = (
-        "The module exists but has no @hydra.main: its arguments cannot be checked against a config "
-        "(a module that does not exist at all is unknown-module, an error)."
+        "The module exists but its arguments cannot be checked against a config: it has no @hydra.main (it "
+        "parses its own options), or its source is not next to the config tree given (--verl-config), so the "
+        "validator cannot tell which root config it composes. Hydra option checks (hydra-argument) are skipped "
+        "with it. A module that does not exist at all is unknown-module, an error."
     )
     bad = "python3 -m verl.trainer.ppo.ray_trainer"
     good = "python3 -m verl.trainer.main_ppo"

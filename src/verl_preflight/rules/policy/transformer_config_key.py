@@ -53,13 +53,18 @@ class TransformerConfigKey(Rule):
         "raises TypeError, and only Megatron-Bridge < 0.5 falls back to setattr, where nothing reads it. On "
         "Ascend MindSpeed's repatch sets each key on its global args: MindSpeed's own arguments of that branch "
         "are valid there, others are silently ignored. The key sets depend on the megatron-core version and the "
-        "MindSpeed branch (see `--stack`)."
+        "MindSpeed branch (see `--stack`). verl runs on the hardware it starts on (auto_set_device): a script that "
+        "names no device (no DEVICE switch, no trainer.device) is taken as Ascend when it readies Ascend (exports "
+        "VLLM_ASCEND_*, ASCEND_* or HCCL_* variables, or sources /usr/local/Ascend/.../set_env.sh), else as GPU."
     )
     ground_truth = (
         "verl 0.9.1 verl/workers/engine/megatron/transformer_impl.py:395-412 (apply_overrides_and_finalize, "
         "setattr fallback for Megatron-Bridge < 0.5); megatron-core 0.16.1 "
         "megatron/core/transformer/transformer_config.py (the dataclass); MindSpeed "
-        "mindspeed/features_manager/**/register_args (core_r0.16.0: 138 arguments, core_r0.18.0: 154)"
+        "mindspeed/features_manager/**/register_args (core_r0.16.0: 138 arguments, core_r0.18.0: 154), and "
+        "MindSpeed's TransformerConfig.__init__ patch (features_manager/megatron_basic/megatron_basic.py:54, "
+        "core_r0.16.0) that takes keys the dataclass lacks; the device: verl v0.7.0 verl/trainer/main_ppo.py:42-43 "
+        "and verl 0.9.1 verl/utils/device.py:151-166 (auto_set_device sets trainer.device from the hardware)"
     )
     bad = "+actor_rollout_ref.actor.megatron.override_transformer_config.recompute_granularty=full"
     good = "actor_rollout_ref.actor.megatron.override_transformer_config.recompute_granularity=full"

@@ -1,0 +1,101 @@
+"""False findings found on the corpus (issue 11 item 6), each next to the true finding it must keep.
+
+- A config-group selection whose option is known only at run time is checked for
+  its group name and for an option that could match, not for the stand-in
+  (verl v0.7.0 examples/sft/vlm/run_qwen3_vl_2b.sh: `optim=${backend}`); the
+  other overrides are reported only when they fail under every option.
+- A --config-path known only at run time (`--config-path="$(pwd)/examples/..."`)
+  is not verl's tree: --config-name is not looked up there.
+- A verl module that is not a Hydra app (`python3 -m verl.model_merger merge
+  --backend fsdp`) parses its own arguments: no hydra-argument finding.
+"""
+
+from __future__ import annotations
+
+import json
+
+from verl_preflight.cli import main
+
+
+def findings(tmp_path, capsys, text: str) -> list[tuple[int, str]]:
+    path = tmp_path / "run.sh"
+    path.write_text("#!/usr/bin/env bash\n" + text)
+    main(["--no-cache", "--format", "json", str(path)])
+    out, _ = capsys.readouterr()
+    return sorted((f["line"], f["rule"]) for f in json.loads(out)["findings"] if f["severity"] == "error")
+
+
+ENGINE = 'ENGINE="$(cat engine.txt)"\n'  # known only at run time
+
+
+def test_unknown_group_option_is_not_a_config_group_error(tmp_path, capsys):
+    text = ENGINE + (
+        'python3 -m verl.trainer.main_ppo model_engine="$ENGINE" '
+        "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2 "  # exists under model_engine=megatron
+        'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "$@"\n'
+    )
+    assert findings(tmp_path, capsys, text) == []
+
+
+def test_unknown_group_option_keeps_what_fails_under_every_option(tmp_path, capsys):
+    text = ENGINE + (
+        'python3 -m verl.trainer.main_ppo model_engine="$ENGINE" \\\n'
+        "    trainer.total_epoch=2 \\\n"  # a typo under every option
+        '    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "$@"\n'
+    )
+    assert findings(tmp_path, capsys, text) == [(4, "override-missing-key")]
+
+
+def test_unknown_group_option_no_option_can_match(tmp_path, capsys):
+    text = ENGINE + 'python3 -m verl.trainer.main_ppo model_engine="${ENGINE}_engine" "$@"\n'
+    assert findings(tmp_path, capsys, text) == [(3, "config-group")]
+
+
+def test_misspelt_group_with_unknown_option_is_a_missing_key(tmp_path, capsys):
+    text = ENGINE + (
+        'python3 -m verl.trainer.main_ppo model_engin="$ENGINE" '
+        'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "$@"\n'
+    )
+    assert findings(tmp_path, capsys, text) == [(3, "override-missing-key")]
+
+
+def test_config_path_known_at_run_time_is_not_verls_tree(tmp_path, capsys):
+    text = (
+        'CONFIG_PATH="$(pwd)/examples/sglang_multiturn/config"\n'
+        'python3 -m verl.trainer.main_ppo --config-path="$CONFIG_PATH" --config-name=gsm8k_multiturn_grpo \\\n'
+        '    trainer.total_epoch=2 "$@"\n'
+    )
+    assert findings(tmp_path, capsys, text) == []
+
+
+def test_config_name_missing_from_verls_tree_is_still_reported(tmp_path, capsys):
+    text = 'python3 -m verl.trainer.main_ppo --config-name=gsm8k_multiturn_grpo "$@"\n'
+    assert findings(tmp_path, capsys, text) == [(2, "config-name")]
+
+
+def test_module_that_is_no_hydra_app_parses_its_own_arguments(tmp_path, capsys):
+    text = "python3 -m verl.model_merger merge --backend fsdp --local_dir ckpt/actor --target_dir ckpt/hf\n"
+    assert findings(tmp_path, capsys, text) == []
+
+
+def test_main_ppo_still_refuses_a_dash_dash_option(tmp_path, capsys):
+    text = (
+        'python3 -m verl.trainer.main_ppo --backend=fsdp actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "$@"\n'
+    )
+    assert findings(tmp_path, capsys, text) == [(2, "hydra-argument")]
+
+
+MINDSPEED = (
+    "python3 -m verl.trainer.main_ppo --config-name=ppo_megatron_trainer \\\n"
+    "    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 \\\n"
+    '    +actor_rollout_ref.actor.megatron.override_transformer_config.use_flash_attn=True "$@"\n'
+)
+
+
+def test_script_that_readies_ascend_meets_the_ascend_stack(tmp_path, capsys):
+    # verl v0.7.0 tests/special_npu/run_qwen2_5_05b_grpo_mindspeed.sh: no device named, Ascend readied
+    assert findings(tmp_path, capsys, "export VLLM_ASCEND_ENABLE_NZ=0\n" + MINDSPEED) == []
+
+
+def test_script_that_names_no_device_is_taken_as_gpu(tmp_path, capsys):
+    assert findings(tmp_path, capsys, MINDSPEED) == [(4, "transformer-config-key")]
