@@ -57,6 +57,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     p.add_argument("--quiet", "-q", action="store_true", help="findings only, no summary or info")
     p.add_argument("--schema", metavar="FILE", help="policy schema (YAML) instead of the shipped one")
+    _model_options(p)
     p.add_argument(
         "--color",
         choices=["auto", "always", "never"],
@@ -64,6 +65,37 @@ def _parser() -> argparse.ArgumentParser:
         help="colour the severities (auto: on a terminal, unless NO_COLOR is set)",
     )
     return p
+
+
+def _model_options(p) -> None:
+    p.add_argument(
+        "--model-config",
+        metavar="DIR",
+        help="the trained model's folder (its config.json) for the shape and memory checks; "
+        "default: the shipped shapes of known models, by the model path's name",
+    )
+    p.add_argument(
+        "--device-memory",
+        type=float,
+        metavar="GB",
+        help="memory of one device for the memory estimate (default: 80 for a GPU, 64 for an Ascend die)",
+    )
+
+
+def _model_settings(args) -> dict:
+    from .layout import ModelConfigError, shape_from_config
+
+    directory = getattr(args, "model_config", None)
+    if directory:
+        try:
+            shape_from_config(os.path.abspath(directory))
+        except ModelConfigError as err:
+            raise UsageError(f"--model-config: {err}") from err
+        directory = os.path.abspath(directory)
+    memory = getattr(args, "device_memory", None)
+    if memory is not None and not memory > 0:
+        raise UsageError("--device-memory must be a positive number of GB")
+    return {"model_config": directory, "device_memory": memory}
 
 
 def parse_profiles(values) -> list[dict] | None:
@@ -140,6 +172,7 @@ def _setup(args):
         current=current,
         max_bytes=args.max_bytes,
         schema=_schema(getattr(args, "schema", None)),
+        **_model_settings(args),
     )
     return files, source, cache, opts
 
@@ -283,6 +316,7 @@ def _render(argv) -> int:
     p.add_argument("--profile", action="append", metavar="KEY=VAL[,KEY=VAL...]")
     p.add_argument("--max-profiles", type=int, default=64)
     p.add_argument("--no-cache", action="store_true")
+    _model_options(p)
     p.add_argument(
         "--as",
         dest="as_",
@@ -303,5 +337,5 @@ def _render(argv) -> int:
         return EXIT_USAGE
     from .report.render import render
 
-    sys.stdout.write(render(results, cache, args.as_))
+    sys.stdout.write(render(results, cache, args.as_, opts))
     return EXIT_OK

@@ -39,6 +39,8 @@ class Options:
     ambient: dict | None = None  # tests: the complete environment
     schema: object = None  # rules.schema.Schema; None: no policy rules
     current: bool = False  # --profile current: this machine's environment
+    model_config: str | None = None  # --model-config DIR: the model's config.json for the shape rules
+    device_memory: float | None = None  # --device-memory GB; None: the device kind's default
 
 
 @dataclass
