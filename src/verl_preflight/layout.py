@@ -356,6 +356,7 @@ class LaunchLayout:
     rollout_tp: int | None
     rollout_dp: int | None
     rollout_ep: int | None
+    rollout_pp: int | None
     rollout_util: float | None
     cpu_fraction: float
     shape: Shape | None
@@ -482,7 +483,66 @@ def launch_layout(view, opts) -> LaunchLayout:
         rollout_tp=_int(view, f"{ARF}.rollout.tensor_model_parallel_size"),
         rollout_dp=_int(view, f"{ARF}.rollout.data_parallel_size"),
         rollout_ep=_int(view, f"{ARF}.rollout.expert_parallel_size"),
+        rollout_pp=_int(view, f"{ARF}.rollout.pipeline_model_parallel_size") or 1,
         rollout_util=float(util) if util is not None else None,
         cpu_fraction=cpu_fraction,
         shape=model_shape(view, opts),
     )
+
+
+def summary(lay: LaunchLayout) -> list[str]:
+    """What `render` prints above a launch: devices, parallel layouts, the memory estimate."""
+    out = []
+    memory = f"{lay.memory_gb:g} GB each, {lay.memory_from}"
+    world = lay.world
+    if world:
+        nodes = f"{lay.nnodes} node{'s' * (lay.nnodes > 1)}"
+        out.append(f"devices: {nodes} x {lay.per_node} = {world} {lay.device.upper()}s ({memory})")
+    else:
+        out.append(f"devices: not known statically ({lay.device.upper()}, {memory})")
+    a = lay.actor
+    if lay.engine == "megatron" and a is not None:
+        dp = world // (a.tp * a.pp * a.cp) if world and world % (a.tp * a.pp * a.cp) == 0 else "?"
+        stages = ""
+        if a.first is not None or a.last is not None:
+            stages = f" (first stage {a.first}, last stage {a.last} layers)"
+        vpp = f", VPP {a.vpp}" if a.vpp else ""
+        text = f"trainer (megatron): TP {a.tp}, PP {a.pp}{vpp}, CP {a.cp}, EP {a.ep}, ETP {a.etp}, DP {dp}{stages}"
+        if lay.ref_used and lay.ref is not None and lay.ref != a:
+            r = lay.ref
+            text += f"; ref: TP {r.tp}, PP {r.pp}, CP {r.cp}, EP {r.ep}, ETP {r.etp}"
+            if r.first is not None or r.last is not None:
+                text += f" (first stage {r.first}, last stage {r.last} layers)"
+        out.append(text)
+    elif lay.engine == "megatron":
+        out.append("trainer (megatron): layout not known statically")
+    else:
+        out.append(f"trainer ({lay.engine or 'fsdp'}): data parallel over {world or '?'} devices")
+    if lay.rollout_tp:
+        dp, ep, pp = lay.rollout_dp or 1, lay.rollout_ep or 1, lay.rollout_pp or 1
+        size = lay.rollout_tp * dp * pp
+        count = world // size if world and world % size == 0 else 0
+        replicas = f", {count} replica{'s' * (count > 1)} of {size} devices" if count else ""
+        out.append(f"rollout: TP {lay.rollout_tp}, DP {dp}, EP {ep}{f', PP {pp}' if pp > 1 else ''}{replicas}")
+    shape = lay.shape
+    if shape is None:
+        out.append("memory: not estimated (model not identified; --model-config DIR gives its config.json)")
+        return out
+    where = "config.json" if shape.source != "models.yaml" else "shipped shape table"
+    out.append(f"model: {shape.name} ({where})")
+    if not shape.has_params:
+        out.append("memory: not estimated (parameter counts not known)")
+        return out
+    if lay.rollout_tp:
+        ep = lay.rollout_ep or 1
+        text = rollout_weights_text(shape.total_params_b, shape.active_params_b, lay.rollout_tp, ep)
+        budget = (
+            f" of {lay.rollout_util:g} x {lay.memory_gb:g} = {lay.rollout_util * lay.memory_gb:.1f} GB"
+            if lay.rollout_util
+            else ""
+        )
+        out.append(f"memory estimate, rollout weights per device: {text}{budget}")
+    if lay.engine == "megatron" and a is not None and world and shape.layers:
+        step = optimizer_step(shape.layers, shape.total_params_b, shape.active_params_b, a, world, lay.cpu_fraction)
+        out.append(f"memory estimate, actor optimizer step per device: {step.text()} of {lay.memory_gb:g} GB")
+    return out
