@@ -359,6 +359,33 @@ def test_validator_is_clean_on_the_reference_scripts_in_every_profile():
     assert sum(len(s["profiles"]) for s in report["scripts"]) == 3 * 4 + 2
 
 
+def test_render_summary_shows_the_numbers_computed_here(capsys):
+    """`render` reads each launch through the validator's own view (verl's defaults and
+    interpolations); its estimate must equal this test's reading of the JSON overrides."""
+    import re
+
+    from verl_preflight.cli import main
+
+    rendered = {}
+    for script in REFERENCE:
+        assert main(["render", "--no-cache", script]) == 0
+        profile = None
+        for line in capsys.readouterr().out.splitlines():
+            m = re.match(r"^# (\S+) \[(.*)\]: ", line)
+            if m:
+                profile = (m.group(1), ",".join(sorted(m.group(2).split(" "))))
+            m = re.match(r"^#   memory estimate, (rollout weights|actor optimizer step) .* = ([\d.]+) GB of ", line)
+            if m:
+                rendered.setdefault(profile, {})[m.group(1)] = float(m.group(2))
+    for script, env, overrides in validator_launches(tuple(REFERENCE)):
+        want = numbers(layout(env, overrides))
+        got = rendered[(script, env)]
+        assert got == {
+            "rollout weights": round(want["rollout_gb"], 1),
+            "actor optimizer step": round(want["optimizer_gb"], 1),
+        }, (script, env)
+
+
 def test_layout_fixtures_are_the_listed_ones():
     assert sorted(n for n in os.listdir(LAYOUT_FIXTURES) if n.endswith(".sh")) == sorted(REGRESSIONS)
 
