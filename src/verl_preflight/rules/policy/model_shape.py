@@ -77,30 +77,40 @@ class ModelShape(Rule):
                     loc = _first_ref_otc(view) or loc
                 out.append(self.finding(loc, f"{model}, ref: {text}", f"{ARF}.ref.{key}"))
         else:
-            for role in ("actor", "ref") if layout.ref_used else ("actor",):
-                out += self._ulysses(view, shape, role, model)
+            actor = _ulysses(view, shape, "actor")
+            ref = _ulysses(view, shape, "ref") if layout.ref_used else []
+            for key, text in actor:
+                who = "actor and ref" if any(t == text for _, t in ref) else "actor"
+                out.append(self.finding(view.where(key), f"{model}, {who}: {text}", key))
+            for key, text in ref:
+                if not any(t == text for _, t in actor):
+                    out.append(self.finding(view.where(key), f"{model}, ref: {text}", key))
         if shape.experts and layout.rollout_ep and layout.rollout_ep > 1 and shape.experts % layout.rollout_ep:
             key = f"{ARF}.rollout.expert_parallel_size"
             text = f"{model}: {shape.experts} experts are not divisible by the rollout's expert parallel size"
             out.append(self.finding(view.where(key), f"{text} {layout.rollout_ep}", key))
         return out
 
-    def _ulysses(self, view, shape, role, model):
-        own = f"{ARF}.{role}.ulysses_sequence_parallel_size"
-        fsdp = f"{ARF}.{role}.fsdp_config.ulysses_sequence_parallel_size"
-        sp = view.int_value(own)
-        key = own
-        if not sp or sp <= 1:
-            sp, key = view.int_value(fsdp), fsdp
-        if not sp or sp <= 1:
-            return []
-        heads, kv = shape.attention_heads, shape.query_groups
-        texts = []
-        if heads and heads % sp:
-            texts.append(f"{heads} attention heads are not divisible by ulysses_sequence_parallel_size {sp}")
-        if kv and kv % sp and sp % kv:
-            texts.append(f"{kv} KV heads are neither a multiple nor a divisor of ulysses_sequence_parallel_size {sp}")
-        return [self.finding(view.where(key), f"{model}, {role}: {t}", key) for t in texts]
+
+def _ulysses(view, shape, role) -> list[tuple[str, str]]:
+    """(key, problem) for the FSDP engine's Ulysses sequence parallel size of one role (verl
+    copies the deprecated role-level size into fsdp_config when it is above 1)."""
+    own = f"{ARF}.{role}.ulysses_sequence_parallel_size"
+    fsdp = f"{ARF}.{role}.fsdp_config.ulysses_sequence_parallel_size"
+    sp, key = view.int_value(own), own
+    if not sp or sp <= 1:
+        sp, key = view.int_value(fsdp), fsdp
+    if not sp or sp <= 1:
+        return []
+    if view.setting(key) is None and role == "ref":  # inherited from the actor: report it there
+        key = key.replace(".ref.", ".actor.")
+    heads, kv = shape.attention_heads, shape.query_groups
+    out = []
+    if heads and heads % sp:
+        out.append((key, f"{heads} attention heads are not divisible by ulysses_sequence_parallel_size {sp}"))
+    if kv and kv % sp and sp % kv:
+        out.append((key, f"{kv} KV heads are neither a multiple nor a divisor of ulysses_sequence_parallel_size {sp}"))
+    return out
 
 
 def _megatron(shape, role) -> list[tuple[str, str]]:
