@@ -25,7 +25,8 @@ class ModelShape(Rule):
     )
     why = (
         "Megatron-Core checks the model's shape against the layout when verl builds the actor and the ref, inside "
-        "every training worker after the cluster is up: ValueError or AssertionError, and the job stops. Setting "
+        "every training worker after the cluster is up: ValueError or AssertionError, and the job stops; the "
+        "rollout engine asserts the same for its heads and experts when it loads the model. Setting "
         "any ref.megatron.override_transformer_config key replaces the dict the ref inherits, so the actor's "
         "first/last pipeline stage sizes do not reach the ref. verl's FSDP engine asserts the same for Ulysses "
         "sequence parallelism. The shape is read from --model-config DIR, or the model path's config.json under "
@@ -37,7 +38,9 @@ class ModelShape(Rule):
         "transformer/transformer_block.py:155-158 (layers % PP) and :178-181 (layers per stage % VPP), "
         "transformer/moe/moe_layer.py:101 (experts % EP); verl 0.9.1 models/transformers/monkey_patch.py:343-350 "
         "(heads vs ulysses_sequence_parallel_size), trainer/ppo/utils.py:75-79 (the ref exists only with a KL "
-        "loss or KL in the reward)"
+        "loss or KL in the reward); vLLM vllm/model_executor/models/qwen3_moe.py Qwen3MoeAttention.__init__ "
+        "(commit 002456df: attention heads divisible by the rollout's TP, KV heads a multiple or a divisor of it; "
+        "SGLang's model code asserts the same)"
     )
     bad = (
         "Qwen3-235B-A22B (94 layers): ...actor.megatron.pipeline_model_parallel_size=16 without "
@@ -85,9 +88,19 @@ class ModelShape(Rule):
             for key, text in ref:
                 if not any(t == text for _, t in actor):
                     out.append(self.finding(view.where(key), f"{model}, ref: {text}", key))
+        tp = layout.rollout_tp
+        if tp and tp > 1:
+            key = f"{ARF}.rollout.tensor_model_parallel_size"
+            heads, kv = shape.attention_heads, shape.query_groups
+            if heads and heads % tp:
+                text = f"{model}, rollout: {heads} attention heads are not divisible by the rollout's TP {tp}"
+                out.append(self.finding(view.where(key), text, key))
+            if kv and kv % tp and tp % kv:
+                text = f"{model}, rollout: {kv} KV heads are neither a multiple nor a divisor of the rollout's TP {tp}"
+                out.append(self.finding(view.where(key), text, key))
         if shape.experts and layout.rollout_ep and layout.rollout_ep > 1 and shape.experts % layout.rollout_ep:
             key = f"{ARF}.rollout.expert_parallel_size"
-            text = f"{model}: {shape.experts} experts are not divisible by the rollout's expert parallel size"
+            text = f"{model}, rollout: {shape.experts} experts are not divisible by the rollout's expert parallel size"
             out.append(self.finding(view.where(key), f"{text} {layout.rollout_ep}", key))
         return out
 
