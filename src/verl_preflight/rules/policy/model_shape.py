@@ -34,13 +34,13 @@ class ModelShape(Rule):
     )
     ground_truth = (
         "megatron-core 0.16.1: transformer/transformer_config.py:924-946 (heads and query groups vs TP), "
-        ":974-980 (Gated DeltaNet heads vs TP), :1361-1418 (first/last stage sizes, middle stages, VPP), "
-        "transformer/transformer_block.py:155-158 (layers % PP) and :178-181 (layers per stage % VPP), "
+        ":974-980 (Gated DeltaNet heads vs TP), :1359-1433 (first/last stage sizes, middle stages, VPP), "
+        "transformer/transformer_block.py:129-132 (uneven split), :155-157 (layers % PP) and :174-177 "
+        "(layers per stage % VPP), "
         "transformer/moe/moe_layer.py:101 (experts % EP); verl 0.9.1 models/transformers/monkey_patch.py:343-350 "
         "(heads vs ulysses_sequence_parallel_size), trainer/ppo/utils.py:75-79 (the ref exists only with a KL "
         "loss or KL in the reward); vLLM vllm/model_executor/models/qwen3_moe.py Qwen3MoeAttention.__init__ "
-        "(commit 002456df: attention heads divisible by the rollout's TP, KV heads a multiple or a divisor of it; "
-        "SGLang's model code asserts the same)"
+        "(commit 002456df: attention heads divisible by the rollout's TP, KV heads a multiple or a divisor of it)"
     )
     bad = (
         "Qwen3-235B-A22B (94 layers): ...actor.megatron.pipeline_model_parallel_size=16 without "
