@@ -26,7 +26,7 @@ class ModelShape(Rule):
     why = (
         "Megatron-Core checks the model's shape against the layout when verl builds the actor and the ref, inside "
         "every training worker after the cluster is up: ValueError or AssertionError, and the job stops; the "
-        "rollout engine asserts the same for its heads and experts when it loads the model. Setting "
+        "rollout engine (vLLM) asserts the same for its attention heads when it loads the model. Setting "
         "any ref.megatron.override_transformer_config key replaces the dict the ref inherits, so the actor's "
         "first/last pipeline stage sizes do not reach the ref. verl's FSDP engine asserts the same for Ulysses "
         "sequence parallelism. The shape is read from --model-config DIR, or the model path's config.json under "
@@ -98,10 +98,6 @@ class ModelShape(Rule):
             if kv and kv % tp and tp % kv:
                 text = f"{model}, rollout: {kv} KV heads are neither a multiple nor a divisor of the rollout's TP {tp}"
                 out.append(self.finding(view.where(key), text, key))
-        if shape.experts and layout.rollout_ep and layout.rollout_ep > 1 and shape.experts % layout.rollout_ep:
-            key = f"{ARF}.rollout.expert_parallel_size"
-            text = f"{model}, rollout: {shape.experts} experts are not divisible by the rollout's expert parallel size"
-            out.append(self.finding(view.where(key), f"{text} {layout.rollout_ep}", key))
         return out
 
 
