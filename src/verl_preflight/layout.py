@@ -51,6 +51,7 @@ class Shape:
     gdn_qk_heads: int | None = None
     gdn_v_heads: int | None = None
     experts: int = 0  # routed experts per MoE layer; 0 for a dense model
+    gdn: bool = False  # has Gated DeltaNet (linear attention) layers
     total_params_b: float | None = None
     active_params_b: float | None = None
 
@@ -107,6 +108,7 @@ def shape_from_table(name: str) -> Shape:
         gdn_qk_heads=e.get("gdn_qk_heads"),
         gdn_v_heads=e.get("gdn_v_heads"),
         experts=e.get("experts") or 0,
+        gdn="gdn_qk_heads" in e or "gdn_v_heads" in e,
         total_params_b=e.get("total_params_b"),
         active_params_b=e.get("active_params_b"),
     )
@@ -157,6 +159,7 @@ def shape_from_config(directory: str) -> Shape:
         gdn_qk_heads=gdn_qk,
         gdn_v_heads=gdn_v,
         experts=experts,
+        gdn=gdn_qk is not None or gdn_v is not None or "linear_attention" in (text.get("layer_types") or []),
         total_params_b=total,
         active_params_b=active,
     )

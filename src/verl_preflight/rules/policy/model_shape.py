@@ -34,7 +34,9 @@ class ModelShape(Rule):
     )
     ground_truth = (
         "megatron-core 0.16.1: transformer/transformer_config.py:924-946 (heads and query groups vs TP), "
-        ":974-980 (Gated DeltaNet heads vs TP), :1359-1433 (first/last stage sizes, middle stages, VPP), "
+        ":974-980 (Gated DeltaNet heads vs TP), :982-986 (Gated DeltaNet without context parallel; gone in "
+        "0.18.0, so checked on GPU only, where the scripts run megatron-core 0.16), "
+        ":1359-1433 (first/last stage sizes, middle stages, VPP), "
         "transformer/transformer_block.py:129-132 (uneven split), :155-157 (layers % PP) and :174-177 "
         "(layers per stage % VPP), "
         "transformer/moe/moe_layer.py:101 (experts % EP); verl 0.9.1 models/transformers/monkey_patch.py:343-350 "
@@ -63,8 +65,8 @@ class ModelShape(Rule):
         out = []
         model = f"{shape.name} ({'config.json' if shape.source != 'models.yaml' else 'shipped shape table'})"
         if layout.engine == "megatron":
-            actor = _megatron(shape, layout.actor)
-            ref = _megatron(shape, layout.ref) if layout.ref_used else []
+            actor = _megatron(shape, layout.actor, layout.device)
+            ref = _megatron(shape, layout.ref, layout.device) if layout.ref_used else []
             for key, text in actor:
                 who = "actor and ref" if (key, text) in ref else "actor"
                 out.append(self.finding(_where(view, "actor", key), f"{model}, {who}: {text}", f"{ARF}.actor.{key}"))
@@ -122,7 +124,7 @@ def _ulysses(view, shape, role) -> list[tuple[str, str]]:
     return out
 
 
-def _megatron(shape, role) -> list[tuple[str, str]]:
+def _megatron(shape, role, device: str) -> list[tuple[str, str]]:
     """(key under the role, problem) for one Megatron model."""
     if role is None:
         return []
@@ -135,6 +137,14 @@ def _megatron(shape, role) -> list[tuple[str, str]]:
             out.append((f"megatron.{key}", problem))
     for text in lay.head_problems(shape, role.tp):
         out.append(("megatron.tensor_model_parallel_size", text))
+    if shape.gdn and role.cp > 1 and device == "gpu":
+        out.append(
+            (
+                "megatron.context_parallel_size",
+                f"Gated DeltaNet layers do not run with context parallel (CP={role.cp}) in megatron-core 0.16, "
+                "the GPU stack's release (0.18 lifts it)",
+            )
+        )
     if shape.experts and shape.experts % role.ep:
         out.append(
             ("megatron.expert_model_parallel_size", f"{shape.experts} experts are not divisible by EP={role.ep}")
