@@ -71,6 +71,7 @@ def test_a_nested_text_config_with_gated_deltanet_heads():
     shape = shape_from_config(HYBRID)
     assert (shape.layers, shape.attention_heads, shape.query_groups) == (24, 16, 2)
     assert (shape.gdn_qk_heads, shape.gdn_v_heads, shape.experts) == (12, 24, 64)
+    assert shape.gdn and not shape_from_config(TINY).gdn
     assert not shape.has_params  # hybrid layers: no estimate, so no memory estimate
     assert head_problems(shape, 8) == [
         "12 Gated DeltaNet key heads are not divisible by TP=8",
