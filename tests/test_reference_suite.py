@@ -11,8 +11,9 @@ model's shape in src/verl_preflight/data/models.yaml:
   last stage sizes are set (num_layers_in_first/last_pipeline_stage in
   override_transformer_config); then the stages between must share the rest
   evenly: (layers - first - last) % (PP - 2) == 0.
-* tensor parallel: attention heads, query groups (KV heads) and, where known,
-  Gated DeltaNet heads divisible by TP (actor and ref).
+* tensor parallel: attention heads and, where known, Gated DeltaNet heads
+  divisible by TP; query groups (KV heads) a multiple or a divisor of TP, as
+  Megatron-Core's TransformerConfig checks (actor and ref).
 * expert parallel: routed experts divisible by EP (training and rollout);
   with rollout EP > 1, verl asserts rollout EP == rollout TP x rollout DP.
 * rollout weights per device (bf16, 2 bytes a parameter), below
@@ -33,13 +34,20 @@ model's shape in src/verl_preflight/data/models.yaml:
   megatron.param_offload / optimizer_offload move state to the host between
   phases and back for the step, so they do not lower this peak; Megatron's
   CPU optimizer (override_optimizer_config.optimizer_cpu_offload=True) keeps
-  the fraction optimizer_offload_fraction of the 12-byte states on the host.
+  the fraction optimizer_offload_fraction (Megatron's default 0.0) of the
+  12-byte states on the host.
+
+The formulas live in src/verl_preflight/layout.py, which the validator's
+model-shape and memory-estimate rules and `render`'s summary use too; this test
+reads each launch's layout on its own (from the validator's JSON overrides) and
+checks that the validator flags the regression fixtures with those rules and
+reports nothing on the reference scripts, in every profile.
 
 Device memory: 80 GB a GPU, 64 GB an Ascend NPU die (stated defaults). The
 device is the profile's DEVICE, else trainer.device. The three fixtures in
 tests/fixtures/regressions/layout/ are launches that compose but would not run;
-each must be flagged, by the one check it is about, and no reference launch
-may be.
+each must be flagged, by the one check it is about (here and by the
+validator's rule), and no reference launch may be.
 """
 
 from __future__ import annotations
@@ -52,8 +60,17 @@ import sys
 from dataclasses import dataclass
 
 import pytest
-import yaml
 from conftest import FIXTURES, ROOT
+
+from verl_preflight.layout import (
+    DEVICE_MEMORY_GB,
+    Role,
+    models,
+    rollout_weights_gb,
+    stage_layers,
+)
+from verl_preflight.layout import model_for as table_model_for
+from verl_preflight.layout import optimizer_peak_gb as layout_optimizer_peak_gb
 
 MODELS_YAML = os.path.join(ROOT, "src", "verl_preflight", "data", "models.yaml")
 TOOL = os.path.join(ROOT, "tools", "validate_scripts.py")
@@ -72,9 +89,13 @@ REGRESSIONS = {
     "qwen3_5_397b_rollout_tp_only.sh": "rollout-memory",
     "qwen3_5_35b_gpu_no_cpu_optimizer.sh": "optimizer-memory",
 }
-
-DEVICE_MEMORY_GB = {"gpu": 80.0, "npu": 64.0}
-BF16, FP32_GRAD, ADAM_STATES = 2, 4, 12  # bytes a parameter
+# the check -> the validator's (rule, severity) for it
+VALIDATOR_RULE = {
+    "pipeline": ("model-shape", "error"),
+    "rollout-memory": ("memory-estimate", "error"),  # 99 GB of weights on an 80 GB GPU: cannot fit at all
+    "optimizer-memory": ("memory-estimate", "warning"),  # an estimate over the device: a warning
+}
+LAYOUT_RULES = ("model-shape", "memory-estimate")
 
 # verl 0.9.1's defaults for the keys read here (trainer/config/*.yaml)
 DEFAULTS = {
@@ -98,17 +119,23 @@ MEGATRON_DEFAULTS = {
 # What the validator sees
 # --------------------------------------------------------------------------
 @functools.cache
-def validator_launches(paths: tuple[str, ...]) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
-    """(script, profile, overrides) for every launch of every profile, from the validator's JSON."""
+def validator_json(paths: tuple[str, ...]) -> tuple[int, dict]:
+    """(exit status, JSON report) of the validator over `paths`."""
     proc = subprocess.run(
         [sys.executable, TOOL, "--format", "json", "--no-cache", "-j", "1", *paths],
         capture_output=True,
         text=True,
         cwd=ROOT,
     )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    return proc.returncode, json.loads(proc.stdout)
+
+
+@functools.cache
+def validator_launches(paths: tuple[str, ...]) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """(script, profile, overrides) for every launch of every profile, from the validator's JSON."""
     out = []
-    for script in json.loads(proc.stdout)["scripts"]:
+    for script in validator_json(paths)[1]["scripts"]:
         for profile in script["profiles"]:
             launches = profile.get("launches") or []
             assert len(launches) == 1, (script["path"], profile["env"])
@@ -150,17 +177,6 @@ def resolve(overrides) -> dict:
 # --------------------------------------------------------------------------
 # Layout of one launch
 # --------------------------------------------------------------------------
-@dataclass
-class Role:
-    tp: int
-    pp: int
-    cp: int
-    ep: int
-    etp: int
-    first: int | None  # num_layers_in_first_pipeline_stage
-    last: int | None  # num_layers_in_last_pipeline_stage
-
-
 @dataclass
 class Layout:
     model: str
@@ -207,17 +223,10 @@ def _role(cfg: dict, role: str) -> Role:
     )
 
 
-@functools.cache
-def models() -> dict:
-    with open(MODELS_YAML, encoding="utf-8") as fh:
-        return yaml.safe_load(fh)["models"]
-
-
 def model_for(path: str) -> str:
-    leaf = path.rstrip("/").rsplit("/", 1)[-1].lower()
-    hits = [(len(m), name) for name, entry in models().items() for m in entry["match"] if m.lower() in leaf]
-    assert hits, f"no model in models.yaml matches {path!r}"
-    return max(hits)[1]
+    name = table_model_for(path)
+    assert name, f"no model in models.yaml matches {path!r}"
+    return name
 
 
 def layout(env: str, overrides) -> Layout:
@@ -226,8 +235,8 @@ def layout(env: str, overrides) -> Layout:
     profile = dict(kv.split("=", 1) for kv in env.split(",") if "=" in kv)
     device = profile.get("DEVICE") or ("npu" if cfg.get("trainer.device") == "npu" else "gpu")
     opt = "actor_rollout_ref.actor.optim.override_optimizer_config."
-    cpu_fraction = (
-        float(cfg.get(opt + "optimizer_offload_fraction", 1.0)) if cfg.get(opt + "optimizer_cpu_offload") else 0.0
+    cpu_fraction = (  # Megatron's OptimizerConfig.optimizer_offload_fraction defaults to 0.0
+        float(cfg.get(opt + "optimizer_offload_fraction", 0.0)) if cfg.get(opt + "optimizer_cpu_offload") else 0.0
     )
     return Layout(
         model=model_for(str(cfg["actor_rollout_ref.model.path"])),
@@ -244,37 +253,11 @@ def layout(env: str, overrides) -> Layout:
 
 
 # --------------------------------------------------------------------------
-# The arithmetic
+# The arithmetic (stage_layers, rollout_weights_gb: verl_preflight.layout)
 # --------------------------------------------------------------------------
-def stage_layers(layers: int, pp: int, first: int | None, last: int | None) -> list[int] | None:
-    """Layers on each pipeline stage, or None where Megatron-Core would refuse the split."""
-    if pp == 1:
-        return [layers]
-    if first is None and last is None:
-        return [layers // pp] * pp if layers % pp == 0 else None
-    inner = pp - (first is not None) - (last is not None)
-    rest = layers - (first or 0) - (last or 0)
-    if rest < 0 or (inner == 0 and rest != 0) or (inner and rest % inner):
-        return None
-    middle = [rest // inner] * inner if inner else []
-    return ([first] if first is not None else []) + middle + ([last] if last is not None else [])
-
-
-def rollout_weights_gb(total_b: float, active_b: float, tp: int, ep: int) -> float:
-    if ep <= 1:
-        return BF16 * total_b / tp
-    return BF16 * (active_b / tp + (total_b - active_b) / ep)
-
-
 def optimizer_peak_gb(shape: dict, role: Role, world: int, cpu_fraction: float) -> float:
-    stages = stage_layers(shape["layers"], role.pp, role.first, role.last) or [shape["layers"] / role.pp]
-    share = max(stages) / shape["layers"]
-    dense = shape["active_params_b"] * share / role.tp
-    experts = (shape["total_params_b"] - shape["active_params_b"]) * share / (role.ep * role.etp)
-    dense_shards = world // (role.tp * role.pp)  # data parallel x context parallel
-    expert_shards = world // (role.etp * role.ep * role.pp)
-    states = ADAM_STATES * (dense / dense_shards + experts / expert_shards)
-    return BF16 * (dense + experts) + FP32_GRAD * (dense + experts) + states * (1.0 - cpu_fraction)
+    total, active = shape["total_params_b"], shape["active_params_b"]
+    return layout_optimizer_peak_gb(shape["layers"], total, active, role, world, cpu_fraction)
 
 
 def problems(lay: Layout) -> list[tuple[str, str]]:
@@ -290,9 +273,11 @@ def problems(lay: Layout) -> list[tuple[str, str]]:
                     f" (first={role.first}, last={role.last})",
                 )
             )
-        for field in ("attention_heads", "query_groups", "gdn_qk_heads", "gdn_v_heads"):
+        for field in ("attention_heads", "gdn_qk_heads", "gdn_v_heads"):
             if shape.get(field) and shape[field] % role.tp:
                 out.append(("heads", f"{name}: {field}={shape[field]} not divisible by TP={role.tp}"))
+        if shape["query_groups"] % role.tp and role.tp % shape["query_groups"]:
+            out.append(("heads", f"{name}: query_groups={shape['query_groups']} neither multiple nor divisor of TP"))
         if shape["experts"] % role.ep:
             out.append(("experts", f"{name}: {shape['experts']} experts not divisible by EP={role.ep}"))
         if lay.world % (role.tp * role.pp * role.cp) or lay.world % (role.etp * role.ep * role.pp):
@@ -357,6 +342,50 @@ def test_regression_fixture_is_flagged_by_its_check(name):
     ((_, env, overrides),) = validator_launches((path,))
     found = problems(layout(env, overrides))
     assert {check for check, _ in found} == {REGRESSIONS[name]}, found
+
+
+@pytest.mark.parametrize("name", sorted(REGRESSIONS))
+def test_validator_flags_regression_fixture_with_its_rule(name):
+    path = os.path.relpath(os.path.join(LAYOUT_FIXTURES, name), ROOT)
+    code, report = validator_json((path,))
+    found = {(f["rule"], f["severity"]) for f in report["findings"] if f["rule"] in LAYOUT_RULES}
+    assert found == {VALIDATOR_RULE[REGRESSIONS[name]]}, report["findings"]
+    assert code == (1 if VALIDATOR_RULE[REGRESSIONS[name]][1] == "error" else 0)
+    assert all("estimate" in f["message"] for f in report["findings"] if f["rule"] == "memory-estimate")
+
+
+def test_validator_is_clean_on_the_reference_scripts_in_every_profile():
+    code, report = validator_json(tuple(REFERENCE))
+    assert code == 0 and report["findings"] == []
+    # gpu (USE_MINDSPEED_BRIDGE changes nothing there), npu x 2 for each Qwen3.5 script; one per Ascend script
+    assert sum(len(s["profiles"]) for s in report["scripts"]) == 3 * 3 + 2
+
+
+def test_render_summary_shows_the_numbers_computed_here(capsys):
+    """`render` reads each launch through the validator's own view (verl's defaults and
+    interpolations); its estimate must equal this test's reading of the JSON overrides."""
+    import re
+
+    from verl_preflight.cli import main
+
+    rendered = {}
+    for script in REFERENCE:
+        assert main(["render", "--no-cache", script]) == 0
+        profile = None
+        for line in capsys.readouterr().out.splitlines():
+            m = re.match(r"^# (\S+) \[(.*)\]: ", line)
+            if m:
+                profile = (m.group(1), ",".join(sorted(m.group(2).split(" "))))
+            m = re.match(r"^#   memory estimate, (rollout weights|actor optimizer step) .* = ([\d.]+) GB of ", line)
+            if m:
+                rendered.setdefault(profile, {})[m.group(1)] = float(m.group(2))
+    for script, env, overrides in validator_launches(tuple(REFERENCE)):
+        want = numbers(layout(env, overrides))
+        got = rendered[(script, env)]
+        assert got == {
+            "rollout weights": round(want["rollout_gb"], 1),
+            "actor optimizer step": round(want["optimizer_gb"], 1),
+        }, (script, env)
 
 
 def test_layout_fixtures_are_the_listed_ones():

@@ -70,6 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     p.add_argument("--quiet", "-q", action="store_true", help="findings only, no summary or info")
     p.add_argument("--schema", metavar="FILE", help="policy schema (YAML) instead of the shipped one")
+    _model_options(p)
     p.add_argument(
         "--color",
         choices=["auto", "always", "never"],
@@ -78,6 +79,37 @@ def _parser() -> argparse.ArgumentParser:
         help="colour the severities: auto (the default: on a terminal, unless NO_COLOR is set), always or never",
     )
     return p
+
+
+def _model_options(p) -> None:
+    p.add_argument(
+        "--model-config",
+        metavar="DIR",
+        help="the trained model's folder (its config.json) for the shape and memory checks; "
+        "default: the shipped shapes of known models, by the model path's name",
+    )
+    p.add_argument(
+        "--device-memory",
+        type=float,
+        metavar="GB",
+        help="memory of one device for the memory estimate (default: 80 for a GPU, 64 for an Ascend die)",
+    )
+
+
+def _model_settings(args) -> dict:
+    from .layout import ModelConfigError, shape_from_config
+
+    directory = getattr(args, "model_config", None)
+    if directory:
+        try:
+            shape_from_config(os.path.abspath(directory))
+        except ModelConfigError as err:
+            raise UsageError(f"--model-config: {err}") from err
+        directory = os.path.abspath(directory)
+    memory = getattr(args, "device_memory", None)
+    if memory is not None and not memory > 0:
+        raise UsageError("--device-memory must be a positive number of GB")
+    return {"model_config": directory, "device_memory": memory}
 
 
 def parse_profiles(values) -> list[dict] | None:
@@ -219,6 +251,7 @@ def _setup(args):
         stack=parse_stack(getattr(args, "stack", None), getattr(args, "settings", {}).get("stack")),
         stdin=_stdin(files, args.max_bytes),
         device=device,
+        **_model_settings(args),
     )
     return files, source, cache, opts
 
@@ -463,6 +496,7 @@ def _render(argv) -> int:
     p.add_argument("--profile", action="append", metavar="KEY=VAL[,KEY=VAL...]")
     p.add_argument("--max-profiles", type=int, default=64)
     p.add_argument("--no-cache", action="store_true")
+    _model_options(p)
     p.add_argument(
         "--as",
         dest="as_",
@@ -484,5 +518,8 @@ def _render(argv) -> int:
         return EXIT_USAGE
     from .report.render import render, render_json
 
-    sys.stdout.write((render_json if args.format == "json" else render)(results, cache, args.as_))
+    if args.format == "json":
+        sys.stdout.write(render_json(results, cache, args.as_))
+    else:
+        sys.stdout.write(render(results, cache, args.as_, opts))
     return EXIT_OK

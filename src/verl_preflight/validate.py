@@ -43,6 +43,8 @@ class Options:
     stack: dict = field(default_factory=dict)  # --stack PKG=VERSION and [tool.validate-scripts] stack
     stdin: bytes | None = None  # the script given as `-`
     device: str | None = None  # --profile current: DEVICE as probed once for the run
+    model_config: str | None = None  # --model-config DIR: the model's config.json for the shape rules
+    device_memory: float | None = None  # --device-memory GB; None: the device kind's default
 
 
 @dataclass

@@ -128,12 +128,31 @@ def render_json(results, cache, as_: str = "command") -> str:
     return json.dumps({"version": 1, "scripts": doc}, indent=2, ensure_ascii=False) + "\n"
 
 
-def render(results, cache, as_: str = "command") -> str:
+def layout_summary(la, profile, cache, opts) -> list[str]:
+    """Comment lines: the devices the launch asks for, its parallel layouts and the memory
+    estimate (verl_preflight.layout); none when the launch does not compose."""
+    from ..layout import ModelConfigError, launch_layout, summary
+    from ..rules.view import build_view
+
+    if cache is None or la.spec is None or not la.spec.trains:
+        return []
+    view = build_view(la.spec, la.config_name, profile, cache)
+    if view is None:
+        return []
+    try:
+        lines = summary(launch_layout(view, opts))
+    except ModelConfigError as err:
+        lines = [f"model: {err}"]
+    return [f"#   {line}" for line in lines]
+
+
+def render(results, cache, as_: str = "command", opts=None) -> str:
     out = []
     for r in results:
         for prof in r.profiles:
             out.append(f"# {r.path} [{prof.profile.describe()}]: {prof.status}")
             for la in prof.launches:
+                out.extend(layout_summary(la, prof.profile, cache, opts))
                 if as_ == "overrides":
                     out.extend(shell_word(o.field) for o in la.spec.overrides)
                     continue

@@ -1,0 +1,155 @@
+"""Model shapes from config.json, --model-config, --device-memory, --profile current, render's summary.
+
+The formulas themselves are checked against the reference scripts in
+tests/test_reference_suite.py; here: where the shape comes from and the options
+that feed the model-shape and memory-estimate rules.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from conftest import FIXTURES
+
+from verl_preflight.cli import main
+from verl_preflight.layout import (
+    Role,
+    head_problems,
+    model_for,
+    pipeline_problem,
+    shape_from_config,
+    stage_layers,
+)
+
+MODELS = os.path.join(FIXTURES, "models")
+TINY = os.path.join(MODELS, "tiny-moe")
+HYBRID = os.path.join(MODELS, "hybrid-gdn")
+NO_CPU_OPTIMIZER = os.path.join(FIXTURES, "regressions", "layout", "qwen3_5_35b_gpu_no_cpu_optimizer.sh")
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def findings(capsys, *argv) -> list[dict]:
+    code, out, _ = run(capsys, "--format", "json", "--no-cache", *argv)
+    assert code in (0, 1)
+    return json.loads(out)["findings"]
+
+
+def script(tmp_path, model_path: str, *overrides: str) -> str:
+    path = tmp_path / "run.sh"
+    args = " ".join(overrides)
+    path.write_text(
+        "#!/usr/bin/env bash\nset -euo pipefail\n"
+        f"MODEL_PATH=${{MODEL_PATH:-{model_path}}}\n"
+        "python3 -m verl.trainer.main_ppo model_engine=megatron "
+        'actor_rollout_ref.model.path="$MODEL_PATH" '
+        "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "
+        "actor_rollout_ref.actor.megatron.use_mbridge=True "
+        f'trainer.nnodes=1 trainer.n_gpus_per_node=8 {args} "$@"\n'
+    )
+    return str(path)
+
+
+def test_shape_of_a_config_json_and_its_parameter_estimate():
+    shape = shape_from_config(TINY)
+    assert (shape.layers, shape.attention_heads, shape.query_groups, shape.experts) == (30, 16, 4, 60)
+    assert shape.gdn_qk_heads is None and shape.name == "tiny-moe"
+    # per layer: q,k,v,o 2x1024x16x64 + 2x1024x4x64 = 2,621,440; router 1024x60 = 61,440;
+    # an expert 3x1024x512 = 1,572,864. Embeddings in and out: 2x32000x1024 = 65,536,000.
+    # total 30 x (2,682,880 + 60 x 1,572,864) + 65,536,000 = 2,977,177,600
+    # active 30 x (2,682,880 + 4 x 1,572,864) + 65,536,000 = 334,766,080
+    assert (shape.total_params_b, shape.active_params_b) == (2.98, 0.33)
+
+
+def test_a_nested_text_config_with_gated_deltanet_heads():
+    shape = shape_from_config(HYBRID)
+    assert (shape.layers, shape.attention_heads, shape.query_groups) == (24, 16, 2)
+    assert (shape.gdn_qk_heads, shape.gdn_v_heads, shape.experts) == (12, 24, 64)
+    assert shape.gdn and not shape_from_config(TINY).gdn
+    assert not shape.has_params  # hybrid layers: no estimate, so no memory estimate
+    assert head_problems(shape, 8) == [
+        "12 Gated DeltaNet key heads are not divisible by TP=8",
+    ]
+    assert head_problems(shape, 4) == []  # 2 query groups: a divisor of TP 4 is fine (KV heads replicated)
+
+
+def test_model_for_matches_the_path_leaf_longest_name_first():
+    assert model_for("/data/Qwen3-235B-A22B-Instruct-2507/") == "Qwen3-235B-A22B"
+    assert model_for("${HOME}/models/qwen3.5-35b-a3b") == "Qwen3.5-35B-A3B"
+    assert model_for("/models/Qwen3-235B-A22B/other") is None  # only the last component counts
+    assert model_for("Qwen/Qwen3-8B") is None
+
+
+def test_pipeline_split_with_virtual_stages():
+    assert stage_layers(94, 16, 5, 5) == [5] + [6] * 14 + [5]
+    assert pipeline_problem(94, Role(2, 16, 1, 1, 2, 5, 5, 2)) is not None  # 5 % 2
+    assert pipeline_problem(96, Role(2, 16, 1, 1, 2, None, None, 2)) is None  # 6 a stage, 3 per virtual stage
+    assert pipeline_problem(94, Role(2, 16, 1, 1, 2, 0, 5)) is not None  # a stage of 0 layers is refused
+
+
+def test_model_config_option_gives_the_shape(tmp_path, capsys):
+    path = script(
+        tmp_path,
+        "/models/my-finetune",
+        "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=8",
+        "actor_rollout_ref.actor.megatron.expert_model_parallel_size=8",
+        "actor_rollout_ref.rollout.tensor_model_parallel_size=8",
+    )
+    # the model path names no known model: nothing is checked, nothing reported
+    assert [f for f in findings(capsys, path) if f["rule"] in ("model-shape", "memory-estimate")] == []
+    found = [f for f in findings(capsys, "--model-config", HYBRID, path) if f["rule"] == "model-shape"]
+    assert [f["message"] for f in found] == [
+        "hybrid-gdn (config.json), actor: 12 Gated DeltaNet key heads are not divisible by TP=8"
+    ]
+    found = [f for f in findings(capsys, "--model-config", TINY, path) if f["rule"] == "model-shape"]
+    assert len(found) == 1 and "60 experts are not divisible by EP=8" in found[0]["message"]
+
+
+def test_model_config_must_hold_a_config_json(tmp_path, capsys):
+    path = script(tmp_path, "/models/x")
+    code, _, err = run(capsys, "--model-config", str(tmp_path), path)
+    assert code == 2 and "--model-config" in err and "config.json" in err
+    code, _, err = run(capsys, "--device-memory", "0", path)
+    assert code == 2 and "--device-memory" in err
+
+
+def test_profile_current_reads_the_model_path_config(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("MODEL_PATH", TINY)
+    path = script(tmp_path, "/models/unknown", "actor_rollout_ref.actor.megatron.pipeline_model_parallel_size=4")
+    found = [f for f in findings(capsys, "--profile", "current", path) if f["rule"] == "model-shape"]
+    assert len(found) == 1 and "30 layers do not split evenly over PP=4" in found[0]["message"]
+    # enumerated profiles do not read the machine's files: the path's name is not known
+    assert [f for f in findings(capsys, path) if f["rule"] == "model-shape"] == []
+
+
+@pytest.mark.parametrize(("memory", "expected"), [(None, "85.5 GB > 80 GB"), ("96", None), ("64", "> 64 GB")])
+def test_device_memory_option(memory, expected, capsys):
+    argv = ["--device-memory", memory] if memory else []
+    found = [f for f in findings(capsys, *argv, NO_CPU_OPTIMIZER) if f["rule"] == "memory-estimate"]
+    if expected is None:
+        assert found == []
+    else:
+        assert len(found) == 1 and expected in found[0]["message"] and found[0]["severity"] == "warning"
+        assert found[0]["message"].startswith("estimate: ")
+
+
+def test_render_summary_is_comments(capsys):
+    code, out, _ = run(capsys, "render", "--no-cache", "--device-memory", "96", NO_CPU_OPTIMIZER)
+    assert code == 0
+    summary = [ln for ln in out.splitlines() if ln.startswith("#   ")]
+    assert summary == [
+        "#   devices: 1 node x 8 = 8 GPUs (96 GB each, --device-memory)",
+        "#   trainer (megatron): TP 2, PP 1, CP 1, EP 8, ETP 1, DP 4",
+        "#   rollout: TP 8, DP 1, EP 1, 1 replica of 8 devices",
+        "#   model: Qwen3.5-35B-A3B (shipped shape table)",
+        "#   memory estimate, rollout weights per device: 2 B x 35B / TP 8 = 8.8 GB of 0.6 x 96 = 57.6 GB",
+        "#   memory estimate, actor optimizer step per device: bf16 weights 11.0 + fp32 grads 22.0 + Adam states "
+        "52.5 (12 B x (1.50B dense / 4 + 4.00B experts / 1)) = 85.5 GB of 96 GB",
+    ]
+    assert all(ln.startswith("#") for ln in out.splitlines() if ln and not ln.startswith(("python3", "    ")))
