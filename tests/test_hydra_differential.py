@@ -23,8 +23,9 @@ import random
 
 import pytest
 
+from verl_preflight import verl_config
 from verl_preflight.checks.config import check_overrides
-from verl_preflight.verl_config import compose_raw, copy_composed, release_copy
+from verl_preflight.verl_config import copy_composed, release_copy
 
 N_LISTS = 2100
 N_COMPOSE_SAMPLE = 60
@@ -207,7 +208,7 @@ class HydraOracle:
         key = (config_name, group_overrides)
         if key not in self.composed:
             try:
-                self.composed[key] = compose_raw(self.config_dir, config_name, list(group_overrides))
+                self.composed[key] = verl_config.compose_raw(self.config_dir, config_name, list(group_overrides))
             except Exception as err:
                 self.composed[key] = str(err)
         return self.composed[key]
@@ -245,6 +246,49 @@ def _rare_young_collections():
     gc.set_threshold(50_000, *old[1:])
     yield
     gc.set_threshold(*old)
+
+
+def _fingerprint(cfg):
+    """A composition's content and every node's flags, to see that nobody changed it."""
+    from omegaconf import OmegaConf
+
+    flags, stack = [], [cfg]
+    while stack:
+        node = stack.pop()
+        flags.append(dict(node._metadata.flags))
+        content = node.__dict__.get("_content")
+        stack.extend(content.values() if isinstance(content, dict) else content if isinstance(content, list) else ())
+    return OmegaConf.to_container(cfg, resolve=False), flags
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _compose_once():
+    """The oracle and the validator compose the same (config, group selections) pairs, both with
+    verl_config.compose_raw (which test_oracle_is_hydra_compose holds against the public
+    hydra.compose): each pair is composed once for both. Both apply overrides to copies only;
+    that no composition changed is checked at the end of the module, since a validator that
+    changed its compositions would change the oracle's too."""
+    memo = {}
+    real = verl_config.compose_raw
+
+    def once(config_dir, config_name, group_overrides):
+        key = (config_dir, config_name, tuple(group_overrides))
+        if key not in memo:
+            try:
+                cfg = real(config_dir, config_name, list(group_overrides))
+                memo[key] = (cfg, None, _fingerprint(cfg))
+            except Exception as err:  # Hydra's composition errors, raised again for each caller
+                memo[key] = (None, err, None)
+        cfg, err, _ = memo[key]
+        if err is not None:
+            raise err.with_traceback(None)
+        return cfg
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(verl_config, "compose_raw", once)
+        yield
+    changed = [key for key, (cfg, _, before) in memo.items() if cfg is not None and _fingerprint(cfg) != before]
+    assert not changed, f"compositions changed by their users: {changed}"
 
 
 @pytest.fixture(scope="module")
