@@ -96,12 +96,21 @@ def _cases():
     return cases
 
 
+# Commands that wait or act outside the test, stubbed: `sleep` returns at once and
+# `ray` exits 1 as when no Ray cluster answers (a missing `ray` fails the same way).
+QUICK_STUBS = {"sleep": 0, "ray": 1}
+
+
 @pytest.fixture(scope="module")
 def stub_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("stub")
     for name in ("python3", "python"):
         p = d / name
         p.write_text(STUB.replace("{python}", sys.executable))
+        p.chmod(0o755)
+    for name, status in QUICK_STUBS.items():
+        p = d / name
+        p.write_text(f"#!/bin/sh\nexit {status}\n")
         p.chmod(0o755)
     return d
 

@@ -16,13 +16,16 @@ one override at a time on a copy. A sample is also run through the public
 from __future__ import annotations
 
 import copy
+import dataclasses
+import gc
 import json
 import random
 
 import pytest
 
+from verl_preflight import verl_config
 from verl_preflight.checks.config import check_overrides
-from verl_preflight.verl_config import ConfigCache, compose_raw
+from verl_preflight.verl_config import copy_composed, release_copy
 
 N_LISTS = 2100
 N_COMPOSE_SAMPLE = 60
@@ -184,23 +187,31 @@ class HydraOracle:
             except Exception:
                 return i
         group_idx = [i for i, o in enumerate(parsed) if not o.is_sweep_override() and self.is_group(o)]
-        key = (config_name, tuple(overrides[i] for i in group_idx))
+        composed = self.compose(config_name, tuple(overrides[i] for i in group_idx))
+        if isinstance(composed, str):
+            return self._blamed(config_name, overrides, parsed, group_idx, composed)
+        cfg = copy_composed(composed)  # == copy.deepcopy(composed): test_copy_composed_is_deepcopy
+        try:
+            for i, o in enumerate(parsed):
+                if i in group_idx:
+                    continue
+                try:
+                    self.apply([o], cfg)
+                except Exception:
+                    return i
+            return None
+        finally:
+            release_copy(cfg)  # freed now, not by a full garbage collection
+
+    def compose(self, config_name: str, group_overrides: tuple):
+        """hydra.compose with these group selections (memoized), or its error message."""
+        key = (config_name, group_overrides)
         if key not in self.composed:
             try:
-                self.composed[key] = compose_raw(self.config_dir, config_name, list(key[1]))
+                self.composed[key] = verl_config.compose_raw(self.config_dir, config_name, list(group_overrides))
             except Exception as err:
                 self.composed[key] = str(err)
-        if isinstance(self.composed[key], str):
-            return self._blamed(config_name, overrides, parsed, group_idx, self.composed[key])
-        cfg = copy.deepcopy(self.composed[key])
-        for i, o in enumerate(parsed):
-            if i in group_idx:
-                continue
-            try:
-                self.apply([o], cfg)
-            except Exception:
-                return i
-        return None
+        return self.composed[key]
 
     def _blamed(self, config_name, overrides, parsed, group_idx, message) -> int:
         """The group override Hydra's message names; else the shortest failing prefix."""
@@ -214,9 +225,7 @@ class HydraOracle:
         if named:
             return named[0]
         for n in range(1, len(group_idx) + 1):
-            try:
-                compose_raw(self.config_dir, config_name, [overrides[i] for i in group_idx[:n]])
-            except Exception:
+            if isinstance(self.compose(config_name, tuple(overrides[i] for i in group_idx[:n])), str):
                 return group_idx[n - 1]
         return -1
 
@@ -225,6 +234,61 @@ def _cases(tree):
     rng = random.Random(SEED)
     gen = Generator(tree, rng)
     return [gen.case() for _ in range(N_LISTS)]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _rare_young_collections():
+    """Thousands of config copies (and OmegaConf's error path deep-copies the config too):
+    with the default threshold of 700 allocations, every copy outlives a dozen collections
+    and its garbage lands in the oldest generation, whose full collections took a third of
+    this module's time. Collected every 50,000 allocations instead, most die young."""
+    old = gc.get_threshold()
+    gc.set_threshold(50_000, *old[1:])
+    yield
+    gc.set_threshold(*old)
+
+
+def _fingerprint(cfg):
+    """A composition's content and every node's flags, to see that nobody changed it."""
+    from omegaconf import OmegaConf
+
+    flags, stack = [], [cfg]
+    while stack:
+        node = stack.pop()
+        flags.append(dict(node._metadata.flags))
+        content = node.__dict__.get("_content")
+        stack.extend(content.values() if isinstance(content, dict) else content if isinstance(content, list) else ())
+    return OmegaConf.to_container(cfg, resolve=False), flags
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _compose_once():
+    """The oracle and the validator compose the same (config, group selections) pairs, both with
+    verl_config.compose_raw (which test_oracle_is_hydra_compose holds against the public
+    hydra.compose): each pair is composed once for both. Both apply overrides to copies only;
+    that no composition changed is checked at the end of the module, since a validator that
+    changed its compositions would change the oracle's too."""
+    memo = {}
+    real = verl_config.compose_raw
+
+    def once(config_dir, config_name, group_overrides):
+        key = (config_dir, config_name, tuple(group_overrides))
+        if key not in memo:
+            try:
+                cfg = real(config_dir, config_name, list(group_overrides))
+                memo[key] = (cfg, None, _fingerprint(cfg))
+            except Exception as err:  # Hydra's composition errors, raised again for each caller
+                memo[key] = (None, err, None)
+        cfg, err, _ = memo[key]
+        if err is not None:
+            raise err.with_traceback(None)
+        return cfg
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(verl_config, "compose_raw", once)
+        yield
+    changed = [key for key, (cfg, _, before) in memo.items() if cfg is not None and _fingerprint(cfg) != before]
+    assert not changed, f"compositions changed by their users: {changed}"
 
 
 @pytest.fixture(scope="module")
@@ -308,7 +372,101 @@ def test_fast_path_and_exact_path_are_both_used(corpus, config_cache, monkeypatc
         return real(*args)
 
     monkeypatch.setattr(cfgcheck, "slow_apply", counting)
-    fresh = ConfigCache(config_cache.source, use_disk=False)
+    # No exact-path verdicts memoized yet; the compositions (which decide nothing here) are shared.
+    fresh = dataclasses.replace(
+        config_cache,
+        verdicts={},
+        snapshots=dict(config_cache.snapshots),
+        raw=dict(config_cache.raw),
+        parsed=dict(config_cache.parsed),
+    )
     for name, overrides in corpus[:400]:
         check_overrides(fresh, name, overrides)
     assert 0 < calls["slow"] < 300
+
+
+def _copy_difference(original, deep, fast) -> str | None:
+    """Where `fast` differs from `deep` = copy.deepcopy(original) as an object graph, or None.
+
+    Same classes and attributes everywhere; what deepcopy shares with the original
+    (atomic values, a value node's `_val`, the root's parent) `fast` shares too;
+    what deepcopy copies, `fast` copies too (never the original's object) with
+    equal content; every parent is the copy's own container."""
+    from omegaconf.base import Node
+
+    def same(d, f, o, where):
+        if d is o:
+            return None if f is o else f"{where}: deepcopy shares it, the fast copy does not"
+        if f is o:
+            return f"{where}: the fast copy shares the original's object"
+        if type(d) is not type(f):
+            return f"{where}: {type(d).__name__} != {type(f).__name__}"
+        if isinstance(d, Node):
+            return None  # nodes are walked by `node`
+        if isinstance(d, dict):
+            if getattr(d, "default_factory", None) is not getattr(f, "default_factory", None):
+                return f"{where}: default_factory"
+            if list(d) != list(f) or list(d) != list(o):
+                return f"{where}: keys {list(d)} != {list(f)}"
+            for k in d:
+                bad = same(d[k], f[k], o[k], f"{where}[{k!r}]")
+                if bad:
+                    return bad
+            return None
+        if isinstance(d, (list, tuple)):
+            if len(d) != len(f):
+                return f"{where}: length"
+            for n, (a, b, c) in enumerate(zip(d, f, o, strict=True)):
+                bad = same(a, b, c, f"{where}[{n}]")
+                if bad:
+                    return bad
+            return None
+        if hasattr(d, "__dict__"):
+            return same(d.__dict__, f.__dict__, o.__dict__, where)
+        return None if d == f else f"{where}: {d!r} != {f!r}"
+
+    def node(o, d, f, d_parent, f_parent, where):
+        if type(d) is not type(f):
+            return f"{where}: {type(d).__name__} != {type(f).__name__}"
+        od, dd, fd = o.__dict__, d.__dict__, f.__dict__
+        if set(dd) != set(fd) or set(dd) != set(od):
+            return f"{where}: attributes {sorted(dd)} != {sorted(fd)}"
+        if d_parent is None:  # the root keeps its parent
+            if not (dd["_parent"] is od["_parent"] and fd["_parent"] is od["_parent"]):
+                return f"{where}: root parent"
+        elif not (dd["_parent"] is d_parent and fd["_parent"] is f_parent):
+            return f"{where}: parent"
+        for attr in dd:
+            if attr == "_parent":
+                continue
+            if attr == "_content" and isinstance(dd[attr], (dict, list)):
+                oc, dc, fc = od[attr], dd[attr], fd[attr]
+                if type(dc) is not type(fc) or fc is oc:
+                    return f"{where}: content"
+                keys = list(dc) if isinstance(dc, dict) else range(len(dc))
+                if (list(dc) != list(fc) or list(dc) != list(oc)) if isinstance(dc, dict) else len(dc) != len(fc):
+                    return f"{where}: content keys"
+                for k in keys:
+                    bad = node(oc[k], dc[k], fc[k], d, f, f"{where}.{k}")
+                    if bad:
+                        return bad
+                continue
+            bad = same(dd[attr], fd[attr], od[attr], f"{where}:{attr}")
+            if bad:
+                return bad
+        return None
+
+    return node(original, deep, fast, None, None, "<root>")
+
+
+def test_copy_composed_is_deepcopy(oracle):
+    """The oracle's and the exact path's copy of a composition is copy.deepcopy's object graph,
+    on every composition the differential used (and the plain ones when run alone)."""
+    for name in ("ppo_trainer", "ppo_megatron_trainer"):
+        for groups in ((), ("model_engine=megatron",), ("model_engine=dp",)):
+            oracle.compose(name, groups)
+    configs = [cfg for cfg in oracle.composed.values() if not isinstance(cfg, str)]
+    assert len(configs) >= 6
+    for cfg in configs:
+        bad = _copy_difference(cfg, copy.deepcopy(cfg), copy_composed(cfg))
+        assert bad is None, bad

@@ -13,7 +13,6 @@ Every problem is reported, in Hydra's order; the first is the one Hydra raises.
 
 from __future__ import annotations
 
-import copy
 import difflib
 import json
 from dataclasses import dataclass
@@ -271,19 +270,23 @@ def slow_apply(composed, positions, texts) -> list[Problem]:
     from hydra._internal.config_loader_impl import ConfigLoaderImpl
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
+    from ..verl_config import copy_composed, release_copy
     from .overrides import _first_line
 
-    cfg = copy.deepcopy(composed)
+    cfg = copy_composed(composed)  # copy.deepcopy's result, built faster
     parser = OverridesParser.create()
     problems = []
-    for (i, _), text in zip(positions, texts, strict=False):
-        override = parser.parse_override(text)
-        try:
-            ConfigLoaderImpl._apply_overrides_to_config([override], cfg)
-        except Exception as err:  # ConfigCompositionException and OmegaConf's errors
-            msg = _first_line(str(err))
-            rule = _rule_of(msg)
-            problems.append(Problem(i, rule, override.key_or_group, msg))
+    try:
+        for (i, _), text in zip(positions, texts, strict=False):
+            override = parser.parse_override(text)
+            try:
+                ConfigLoaderImpl._apply_overrides_to_config([override], cfg)
+            except Exception as err:  # ConfigCompositionException and OmegaConf's errors
+                msg = _first_line(str(err))
+                rule = _rule_of(msg)
+                problems.append(Problem(i, rule, override.key_or_group, msg))
+    finally:
+        release_copy(cfg)  # freed now rather than by a full garbage collection
     return problems
 
 
