@@ -27,8 +27,9 @@ $(STAMP): pyproject.toml Makefile
 validate: $(STAMP)
 	$(VPY) tools/validate_scripts.py examples
 
+# tests in 2+ worker processes (pytest-xdist); bytecode is kept so the many subprocesses start fast
 test: $(STAMP)
-	$(VPY) -m pytest
+	env -u PYTHONDONTWRITEBYTECODE $(VPY) -m pytest -n auto
 
 bench: $(STAMP)
 	$(VPY) bench/bench_validate.py
