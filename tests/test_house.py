@@ -75,6 +75,8 @@ def test_rule_classes_are_complete_and_unique():
         assert module == r.id.replace("-", "_"), f"{r.id} lives in {r.__module__}"
         if r.stage == "policy":
             assert r.scope in ("launch", "script"), r.id
+        if r.severity == "error":  # an error says the launch fails: it names the code that decides it
+            assert r.ground_truth, f"{r.id}: an error rule without its ground truth"
 
 
 def _scripts():

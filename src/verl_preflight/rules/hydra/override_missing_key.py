@@ -11,5 +11,8 @@ class OverrideMissingKey(Rule):
     stage = "hydra"
     summary = "`key=value` on a key verl's config does not have"
     why = "In struct mode Hydra only overrides existing keys; a new key needs `+` (or `++`)."
+    ground_truth = (
+        "hydra-core 1.3.8 hydra/_internal/config_loader_impl.py:390-394 ('Could not override ...'; struct mode)"
+    )
     bad = "actor_rollout_ref.actor.megatron.override_transformer_config.use_flash_attn=True"
     good = "+actor_rollout_ref.actor.megatron.override_transformer_config.use_flash_attn=True"
