@@ -96,9 +96,9 @@ def _env(tmp: str) -> dict:
 def worst_script(files: list[str], config: str | None) -> tuple[float, str]:
     """The slowest single script, checked in-process with no cache (evaluation + checks, no start-up)."""
     sys.path.insert(0, os.path.join(ROOT, "src"))
+    from verl_preflight.hydra_stage.tree import ConfigCache, locate
     from verl_preflight.rules.schema import load_schema
     from verl_preflight.validate import Options, validate_script
-    from verl_preflight.verl_config import ConfigCache, locate
 
     cache = ConfigCache(locate(config), use_disk=False)
     opts = Options(schema=load_schema())

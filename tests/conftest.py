@@ -10,7 +10,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "src"))
 
-from verl_preflight.verl_config import ConfigCache, locate  # noqa: E402
+from verl_preflight.hydra_stage.tree import ConfigCache, locate  # noqa: E402
 
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 SHARED = os.path.join(os.path.dirname(ROOT), "shared")

@@ -71,8 +71,8 @@ def test_explain_knows_every_id_the_tool_emits(capsys):
     from verl_preflight.rules import registry
 
     emitted = set(registry())
-    # rule ids the Hydra stage names as text (checks/config.py's Problem(...))
-    for name in ("checks/config.py",):
+    # rule ids the Hydra stage names as text (hydra_stage/check.py's Problem(...))
+    for name in ("hydra_stage/check.py",):
         with open(os.path.join(ROOT, "src", "verl_preflight", name), encoding="utf-8") as fh:
             emitted |= set(re.findall(r'Problem\([^,]+, "([a-z-]+)"', fh.read()))
     assert len(emitted) > 30
@@ -307,7 +307,7 @@ def test_config_tree_alone_still_checks_main_ppo(tmp_path, capsys, config_source
 
 def test_entry_table_matches_installed_verl(config_source):
     """The shipped table says what the installed verl's @hydra.main decorators say."""
-    from verl_preflight.verl_config import ENTRY_POINTS, entry_config_name
+    from verl_preflight.hydra_stage.tree import ENTRY_POINTS, entry_config_name
 
     for module, (path, name) in ENTRY_POINTS.items():
         if module == "verl.trainer.main_ppo_sync":  # 0.8.0 only

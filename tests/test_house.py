@@ -33,8 +33,8 @@ def test_every_shell_note_kind_is_a_registered_bash_rule():
 
 
 def test_every_hydra_problem_id_is_registered():
-    """checks/config.py names rules by id in its Problems; each must be a Hydra rule class."""
-    with open(os.path.join(SRC, "checks", "config.py"), encoding="utf-8") as fh:
+    """hydra_stage/check.py names rules by id in its Problems; each must be a Hydra rule class."""
+    with open(os.path.join(SRC, "hydra_stage", "check.py"), encoding="utf-8") as fh:
         tree = ast.parse(fh.read())
     ids = {
         node.value

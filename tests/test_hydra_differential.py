@@ -24,9 +24,9 @@ import random
 
 import pytest
 
-from verl_preflight import verl_config
-from verl_preflight.checks.config import check_overrides
-from verl_preflight.verl_config import copy_composed, release_copy
+from verl_preflight.hydra_stage import tree as verl_config
+from verl_preflight.hydra_stage.check import check_overrides
+from verl_preflight.hydra_stage.tree import copy_composed, release_copy
 
 N_LISTS = 2100
 N_COMPOSE_SAMPLE = 60
@@ -374,7 +374,7 @@ def test_oracle_is_hydra_compose(corpus, oracle, config_source, config_cache):
 
 def test_fast_path_and_exact_path_are_both_used(corpus, config_cache, monkeypatch):
     """Guard against a test that cannot fail: most lists take the fast path."""
-    from verl_preflight.checks import config as cfgcheck
+    from verl_preflight.hydra_stage import check as cfgcheck
 
     calls = {"slow": 0}
     real = cfgcheck.slow_apply

@@ -12,11 +12,11 @@ import shutil
 import pytest
 from conftest import ROOT
 
+from verl_preflight.hydra_stage.tree import ConfigCache, locate
 from verl_preflight.result_cache import ResultCache
 from verl_preflight.rules.schema import load_schema
 from verl_preflight.runner import run_files
 from verl_preflight.validate import Options
-from verl_preflight.verl_config import ConfigCache, locate
 
 LAUNCH = 'python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "${A[@]}" "$@"\n'
 

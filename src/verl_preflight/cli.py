@@ -204,8 +204,8 @@ def main(argv=None) -> int:
 
 def _setup(args):
     from .discover import DiscoverError, discover
+    from .hydra_stage.tree import ConfigCache, ConfigTreeError, locate
     from .validate import Options
-    from .verl_config import ConfigCache, ConfigTreeError, locate
 
     if args.max_profiles < 1:
         raise UsageError("--max-profiles must be at least 1")
@@ -258,7 +258,7 @@ def _setup(args):
 
 def _say_entry_origin(source) -> None:
     """When the tree has no verl sources beside it, say where the entry points came from."""
-    from .verl_config import entry_origin
+    from .hydra_stage.tree import entry_origin
 
     origin = entry_origin(source)
     if not origin.startswith("verl sources at"):

@@ -14,7 +14,7 @@ _STATE: dict = {}
 
 
 def _init(source, use_disk, opts, run_one) -> None:
-    from .verl_config import ConfigCache
+    from .hydra_stage.tree import ConfigCache
 
     _STATE["cache"] = ConfigCache(source, use_disk=use_disk)
     _STATE["opts"] = opts

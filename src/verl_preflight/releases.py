@@ -16,7 +16,7 @@ import sys
 import tempfile
 import zipfile
 
-from .verl_config import ConfigSource, ConfigTreeError
+from .hydra_stage.tree import ConfigSource, ConfigTreeError
 
 _VERSION = re.compile(r"^[0-9][0-9A-Za-z.+-]*$")
 

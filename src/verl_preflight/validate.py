@@ -2,7 +2,7 @@
 
 Each stage lives in its own module; this one only wires them: the shell's notes
 become findings of the bash rules, each launch is checked by the Hydra stage
-(checks/config.py), and the policy rules run over the view of each launch.
+(hydra_stage/check.py), and the policy rules run over the view of each launch.
 """
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from .checks import suppressions
-from .checks.config import check_launch, config_name_of
+from . import suppressions
 from .findings import Finding, merge_findings
+from .hydra_stage.check import check_launch, config_name_of
+from .hydra_stage.tree import ConfigCache
 from .launches import LaunchSpec, launch_of, read_launch
 from .machine import current_env, installed_stack
 from .rules import get as rule_class
@@ -26,7 +27,6 @@ from .shell.parse import parse_script, syntax_notes
 from .source import DEFAULT_MAX_BYTES, ReadError, Recorder, TooLarge, read_script
 from .stack import Stack, find_upwards, header_components, requirement_refs, resolve_stack
 from .values import Loc, Profile
-from .verl_config import ConfigCache
 
 __all__ = ["Options", "ReadError", "ScriptResult", "validate_script"]
 

@@ -68,7 +68,7 @@ def scripts_obj(results) -> list:
 
 
 def _entry_origin(source):
-    from ..verl_config import entry_origin
+    from ..hydra_stage.tree import entry_origin
 
     return entry_origin(source) if source else None
 

@@ -26,8 +26,8 @@ def config_changes(cache, la) -> str:
     import yaml
     from omegaconf import OmegaConf
 
-    from ..checks.config import is_group_selection
-    from ..verl_config import compose_raw
+    from ..hydra_stage.check import is_group_selection
+    from ..hydra_stage.tree import compose_raw
 
     if la.config_name is None:
         return f"# {la.module}: not a Hydra entry point of this verl"

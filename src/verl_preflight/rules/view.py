@@ -54,7 +54,7 @@ class LaunchView:
 
     def entry_calls(self, function: str) -> bool:
         """Whether the launch's entry point calls `function` (verl's own source, else a table)."""
-        from ..verl_config import VALIDATING_ENTRIES, entry_calls
+        from ..hydra_stage.tree import VALIDATING_ENTRIES, entry_calls
 
         found = entry_calls(self.source, self.spec.module, function)
         if found is None and function == "validate_config":
@@ -211,7 +211,7 @@ def unknown_root(spec):
 def build_view(spec, config_name: str | None, profile, cache):
     """The launch's settings over verl's composed defaults, for the policy rules;
     None when the launch does not compose (the Hydra stage reports why)."""
-    from ..checks.config import is_group_selection
+    from ..hydra_stage.check import is_group_selection
 
     if config_name is None or spec.config_path not in OWN_CONFIG_PATHS or unknown_root(spec) is not None:
         return None

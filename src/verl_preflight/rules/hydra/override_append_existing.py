@@ -11,6 +11,9 @@ class OverrideAppendExisting(Rule):
     stage = "hydra"
     summary = "`+key=value` on a key that already has a value"
     why = "`+` adds a key; Hydra refuses it over an existing non-null value. Drop the `+`, or use `++`."
-    ground_truth = "hydra-core 1.3.8 hydra/_internal/config_loader_impl.py:378-382 (_apply_overrides_to_config: 'Could not append to config')"
+    ground_truth = (
+        "hydra-core 1.3.8 hydra/_internal/config_loader_impl.py:378-382 "
+        "(_apply_overrides_to_config: 'Could not append to config')"
+    )
     bad = "+actor_rollout_ref.actor.megatron.use_mbridge=True"
     good = "actor_rollout_ref.actor.megatron.use_mbridge=True"

@@ -11,6 +11,9 @@ class OverrideDeleteMissing(Rule):
     stage = "hydra"
     summary = "`~key` on a key that does not exist (or is null)"
     why = "Hydra refuses to delete what is not there."
-    ground_truth = "hydra-core 1.3.8 hydra/_internal/config_loader_impl.py:348-359 (_apply_overrides_to_config: 'Could not delete from config')"
+    ground_truth = (
+        "hydra-core 1.3.8 hydra/_internal/config_loader_impl.py:348-359 "
+        "(_apply_overrides_to_config: 'Could not delete from config')"
+    )
     bad = "~trainer.no_such_key"
     good = "~trainer.val_before_train"

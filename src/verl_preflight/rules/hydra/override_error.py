@@ -11,6 +11,9 @@ class OverrideError(Rule):
     stage = "hydra"
     summary = "OmegaConf refused the override"
     why = "Typed nodes (such as Hydra's own) validate values; the message is OmegaConf's."
-    ground_truth = "hydra-core 1.3.8 hydra/_internal/config_loader_impl.py:396-399 ('Error merging override', OmegaConf's validation)"
+    ground_truth = (
+        "hydra-core 1.3.8 hydra/_internal/config_loader_impl.py:396-399 ('Error merging override', "
+        "OmegaConf's validation)"
+    )
     bad = "hydra.job.chdir=maybe"
     good = "hydra.job.chdir=True"

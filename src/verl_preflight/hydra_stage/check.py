@@ -270,8 +270,8 @@ def slow_apply(composed, positions, texts) -> list[Problem]:
     from hydra._internal.config_loader_impl import ConfigLoaderImpl
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    from ..verl_config import copy_composed, release_copy
-    from .overrides import _first_line
+    from .grammar import _first_line
+    from .tree import copy_composed, release_copy
 
     cfg = copy_composed(composed)  # copy.deepcopy's result, built faster
     parser = OverridesParser.create()
@@ -305,7 +305,7 @@ def _rule_of(message: str) -> str:
 
 def config_name_of(spec, cache) -> str | None:
     """The root config a launch composes: --config-name, else the entry point's own."""
-    from ..verl_config import entry_config_name
+    from .tree import entry_config_name
 
     if spec.config_name:
         name = spec.config_name
@@ -349,7 +349,7 @@ def check_launch(spec, config_name: str | None, cache) -> list:
     from ..rules.hydra.unknown_entry import UnknownEntry
     from ..rules.hydra.unknown_module import UnknownModule
     from ..rules.view import OWN_CONFIG_PATHS, unknown_root
-    from ..verl_config import module_exists
+    from .tree import module_exists
 
     exists, close = module_exists(cache.source, spec.module)
     if exists is False:

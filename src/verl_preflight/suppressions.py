@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..findings import Finding
-from ..rules.tool.unused_suppression import UnusedSuppression
-from ..values import Loc
+from .findings import Finding
+from .rules.tool.unused_suppression import UnusedSuppression
+from .values import Loc
 
 _DIRECTIVE = re.compile(r"#\s*validate-scripts:\s*(disable|disable-file)=([A-Za-z0-9_,-]+)")
 

@@ -3,7 +3,7 @@
 The tree comes from `--verl-config DIR`, else `VERL_CONFIG_DIR`, else the
 installed `verl` package located with importlib's find_spec (never imported:
 importing verl pulls torch and Ray). A composition is turned into a plain JSON
-snapshot that the fast check in checks/config.py reads; snapshots and parsed
+snapshot that the fast check in hydra_stage/check.py reads; snapshots and parsed
 overrides are cached across runs in a file keyed by the tree's content hash.
 """
 
@@ -510,7 +510,7 @@ class ConfigCache:
     # ---- overrides --------------------------------------------------------
     def parse(self, texts) -> list[dict]:
         """Hydra's grammar on each override, memoized in this cache."""
-        from .checks.overrides import parse_all
+        from .grammar import parse_all
 
         before = len(self.parsed)
         records = parse_all(texts, self.parsed)
