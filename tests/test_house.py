@@ -171,3 +171,12 @@ def test_add_rule_scaffolds_one_module_and_two_fixtures(tmp_path):
         env=dict(os.environ, PYTHONPATH=str(copy / "src")),
     )
     assert probe.stdout.split() == ["warning", "launch"], probe.stderr
+
+
+def test_no_text_line_over_400_characters():
+    """A finding that holds in many profiles names the smallest description of the set
+    (`all profiles`, what they share and how many), never a list of dozens."""
+    out = _cli(*_scripts())
+    assert out.returncode in (0, 1), out.stderr
+    longest = max(out.stdout.splitlines(), key=len)
+    assert len(longest) <= 400, longest

@@ -77,7 +77,8 @@ class Assumption:
             return f"{self.subject}: none of the tested values"
         if self.relation == "set":
             return f"{self.subject} set"
-        return f"[{self.subject}] is {self.relation}"
+        subject = self.subject if self.subject.startswith("[") else f"[{self.subject}]"
+        return f"{subject} is {self.relation}"
 
     def as_json(self) -> dict:
         return {"subject": self.subject, "relation": self.relation, "values": list(self.values)}
@@ -107,7 +108,7 @@ class Profile:
 
     def describe(self) -> str:
         parts = [f"{k}={v}" if v is not None else f"{k} unset" for k, v in self.env]
-        parts += [str(a) for a in self.assumptions]
+        parts += dict.fromkeys(str(a) for a in self.assumptions)
         return " ".join(parts) if parts else "default"
 
     def as_json(self) -> dict:

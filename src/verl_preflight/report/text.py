@@ -3,22 +3,42 @@
 from __future__ import annotations
 
 
-def profile_text(profiles) -> str:
-    """` (profiles: DEVICE=gpu; DEVICE=npu)`; empty for a script-wide finding or the one default profile."""
-    shown = [p.describe() for p in profiles]
+MAX_PROFILE_TEXT = 240  # characters of a finding's profile description, at most
+
+
+def profile_text(profiles, all_profiles=None) -> str:
+    """The smallest description of the profiles a finding holds in: nothing for a script-wide
+    finding or the one default profile, `(all profiles)`, a short list (`(profiles: DEVICE=gpu;
+    DEVICE=npu)`), else what they share and how many they are (`(profiles: DEVICE=npu, 3 of 8)`)."""
+    shown = list(dict.fromkeys(p.describe() for p in profiles))
     if not shown or shown == ["default"]:
         return ""
-    return " (profiles: " + "; ".join(shown) + ")"
+    if all_profiles is not None and len(all_profiles) > 1 and set(profiles) >= set(all_profiles):
+        return " (all profiles)"
+    listed = "; ".join(shown)
+    if len(listed) <= MAX_PROFILE_TEXT:
+        return " (profiles: " + listed + ")"
+    common = [f"{k}={v}" if v is not None else f"{k} unset" for k, v in _shared_env(profiles)]
+    total = f" of {len(all_profiles)}" if all_profiles else ""
+    head = ", ".join(common)
+    if len(head) > MAX_PROFILE_TEXT:
+        head = head[: MAX_PROFILE_TEXT - 3] + "..."
+    return f" (profiles: {head + ', ' if head else ''}{len(profiles)}{total})"
+
+
+def _shared_env(profiles):
+    first = profiles[0].env
+    return [(k, v) for k, v in first if all((k, v) in p.env for p in profiles[1:])]
 
 
 COLORS = {"error": "\033[1;31m", "warning": "\033[1;33m", "info": "\033[1;36m"}
 RESET = "\033[0m"
 
 
-def finding_line(f, color: bool = False) -> str:
+def finding_line(f, color: bool = False, all_profiles=None) -> str:
     where = f"{f.path}:{f.line}:{f.column}" if f.line else f.path
     severity = f"{COLORS[f.severity]}{f.severity}{RESET}" if color and f.severity in COLORS else f.severity
-    return f"{where}: {severity}: {f.message} [{f.rule}]{profile_text(f.profiles)}"
+    return f"{where}: {severity}: {f.message} [{f.rule}]{profile_text(f.profiles, all_profiles)}"
 
 
 def _count(n: int, word: str) -> str:
@@ -59,7 +79,10 @@ def pass_notes(results, empty_folders=()) -> list[str]:
 
 
 def render(results, findings, seconds: float, quiet: bool = False, color: bool = False, empty_folders=()) -> str:
-    lines = [finding_line(f, color) for f in findings if not (quiet and f.severity == "info")]
+    by_script = {r.path: [p.profile for p in r.profiles] for r in results}
+    lines = [
+        finding_line(f, color, by_script.get(f.path)) for f in findings if not (quiet and f.severity == "info")
+    ]
     if not quiet:
         lines += pass_notes(results, empty_folders)
         lines.append(summary(results, findings, seconds))

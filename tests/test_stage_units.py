@@ -1,0 +1,131 @@
+"""Unit tables for the stages after the shell: launches (argv -> Hydra arguments) and
+policies over a hand-built view (no script, no composition), so a failure names its stage."""
+
+from __future__ import annotations
+
+import pytest
+
+from verl_preflight.launches import launch_of, read_launch
+from verl_preflight.rules.policy.parallelism import Parallelism
+from verl_preflight.rules.policy.rollout_expert_parallel import RolloutExpertParallel
+from verl_preflight.rules.policy.use_mbridge import UseMbridge
+from verl_preflight.rules.view import LaunchView, Setting
+from verl_preflight.shell.words import Field
+from verl_preflight.values import Loc, Profile, Unknown
+
+LOC = Loc("run.sh", 1, 1)
+
+
+def argv(*words):
+    return [Field((w,), LOC) if isinstance(w, Unknown) else Field.of(w, LOC) for w in words]
+
+
+@pytest.mark.parametrize(
+    "words,module,config_name,overrides",
+    [
+        (["python3", "-m", "verl.trainer.main_ppo", "a=1"], "verl.trainer.main_ppo", None, ["a=1"]),
+        (
+            ["python3", "-u", "-m", "verl.trainer.main_ppo", "--config-name", "x", "b=2"],
+            "verl.trainer.main_ppo",
+            "x",
+            ["b=2"],
+        ),
+        (["python3", "-mverl.trainer.main_ppo", "--config-name=y"], "verl.trainer.main_ppo", "y", []),
+        (["uv", "run", "python3", "-m", "verl.trainer.main_ppo", "c=3"], "verl.trainer.main_ppo", None, ["c=3"]),
+        (
+            ["torchrun", "--nproc-per-node=8", "-m", "verl.trainer.fsdp_sft_trainer"],
+            "verl.trainer.fsdp_sft_trainer",
+            None,
+            [],
+        ),
+    ],
+)
+def test_launches(words, module, config_name, overrides):
+    spec = read_launch(launch_of(argv(*words), LOC))
+    assert (spec.module, spec.config_name, [o.text for o in spec.overrides]) == (module, config_name, overrides)
+
+
+@pytest.mark.parametrize(
+    "words", [["echo", "python3", "-m", "verl.trainer.main_ppo"], ["python3", "-m", "json.tool"], []]
+)
+def test_not_launches(words):
+    assert launch_of(argv(*words), LOC) is None
+
+
+def test_an_unknown_argument_keeps_what_the_script_wrote():
+    spec = read_launch(launch_of(argv("python3", "-m", "verl.trainer.main_ppo", Unknown("$EXTRA", "x")), LOC))
+    (o,) = spec.overrides
+    assert o.display == "$EXTRA" and o.checkable is None
+
+
+def view(settings: dict, tree: dict | None = None, profile: Profile | None = None) -> LaunchView:
+    """A launch view built by hand: settings as the script wrote them, over a composed tree."""
+    spec = read_launch(launch_of(argv("python3", "-m", "verl.trainer.main_ppo"), LOC))
+    items = [Setting(k, v, not isinstance(v, Unknown), LOC, "change", f"{k}={v}", str(v)) for k, v in settings.items()]
+    return LaunchView(spec, "ppo_trainer", profile or Profile(), items, tree or {})
+
+
+MEGATRON = {"model_engine": "megatron"}
+
+
+@pytest.mark.parametrize(
+    "rule,settings,fires",
+    [
+        (UseMbridge(), {**MEGATRON, "actor_rollout_ref.actor.megatron.use_mbridge": False}, True),
+        (UseMbridge(), {**MEGATRON, "actor_rollout_ref.actor.megatron.use_mbridge": True}, False),
+        (UseMbridge(), {"model_engine": "fsdp", "actor_rollout_ref.actor.megatron.use_mbridge": False}, False),
+        (UseMbridge(), {**MEGATRON, "actor_rollout_ref.actor.megatron.use_mbridge": Unknown("$MB", "x")}, False),
+        (
+            RolloutExpertParallel(),
+            {
+                "actor_rollout_ref.rollout.tensor_model_parallel_size": 8,
+                "actor_rollout_ref.rollout.data_parallel_size": 1,
+                "actor_rollout_ref.rollout.expert_parallel_size": 64,
+            },
+            True,
+        ),
+        (
+            RolloutExpertParallel(),
+            {
+                "actor_rollout_ref.rollout.name": "trtllm",
+                "actor_rollout_ref.rollout.tensor_model_parallel_size": 8,
+                "actor_rollout_ref.rollout.data_parallel_size": 1,
+                "actor_rollout_ref.rollout.expert_parallel_size": 64,
+            },
+            False,
+        ),
+        (
+            Parallelism(),
+            {
+                **MEGATRON,
+                "trainer.nnodes": 1,
+                "trainer.n_gpus_per_node": 8,
+                "actor_rollout_ref.actor.megatron.tensor_model_parallel_size": 3,
+                "actor_rollout_ref.actor.megatron.pipeline_model_parallel_size": 1,
+                "actor_rollout_ref.actor.megatron.context_parallel_size": 1,
+            },
+            True,
+        ),
+        (
+            Parallelism(),
+            {
+                "trainer.nnodes": 2,
+                "trainer.n_gpus_per_node": 8,
+                "actor_rollout_ref.rollout.tensor_model_parallel_size": 16,
+            },
+            False,  # a rollout replica may span nodes when it fills them
+        ),
+        (
+            Parallelism(),
+            {
+                "trainer.nnodes": 2,
+                "trainer.n_gpus_per_node": 8,
+                "actor_rollout_ref.rollout.tensor_model_parallel_size": 12,
+            },
+            True,
+        ),
+    ],
+)
+def test_policies_over_a_hand_built_view(rule, settings, fires):
+    found = rule.check_launch(view(settings), ctx=None)
+    assert bool(found) == fires, found
