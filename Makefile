@@ -29,7 +29,7 @@ validate: $(STAMP)
 
 # tests in 2+ worker processes (pytest-xdist); bytecode is kept so the many subprocesses start fast
 test: $(STAMP)
-	env -u PYTHONDONTWRITEBYTECODE $(VPY) -m pytest -n auto
+	env -u PYTHONDONTWRITEBYTECODE $(VPY) -m pytest -n auto --dist worksteal
 
 bench: $(STAMP)
 	$(VPY) bench/bench_validate.py
