@@ -107,3 +107,20 @@ def test_bad_stack_option_is_a_usage_error(tmp_path, capsys):
     path = device_script(tmp_path, "fused_residual_rmsnorm")
     assert main(["--stack", "torch=2.9", path]) == 2
     assert "--stack" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "engine,stack,fires",
+    [("megatron", [], True), ("fsdp", [], False), ("megatron", ["--stack", "megatron-core=0.18.0"], False)],
+)
+def test_qwen35_bshd_only_on_the_megatron_engine_below_megatron_core_0_18(tmp_path, capsys, engine, stack, fires):
+    """verl's FSDP engine has a varlen GDN path and Megatron-Core 0.18 a THD one: only the Megatron
+    engine below 0.18 must run Qwen3.5 BSHD (a script without a DEVICE switch counts as GPU)."""
+    path = script(
+        tmp_path,
+        f"python3 -m verl.trainer.main_ppo model_engine={engine} "
+        "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "
+        'actor_rollout_ref.model.path=/models/Qwen3.5-35B-A3B actor_rollout_ref.model.use_remove_padding=True "$@"\n',
+    )
+    found = [f for f in findings(capsys, *stack, path) if f["rule"] == "qwen35-gpu-bshd"]
+    assert bool(found) == fires, found
