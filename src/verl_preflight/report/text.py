@@ -80,9 +80,7 @@ def pass_notes(results, empty_folders=()) -> list[str]:
 
 def render(results, findings, seconds: float, quiet: bool = False, color: bool = False, empty_folders=()) -> str:
     by_script = {r.path: [p.profile for p in r.profiles] for r in results}
-    lines = [
-        finding_line(f, color, by_script.get(f.path)) for f in findings if not (quiet and f.severity == "info")
-    ]
+    lines = [finding_line(f, color, by_script.get(f.path)) for f in findings if not (quiet and f.severity == "info")]
     if not quiet:
         lines += pass_notes(results, empty_folders)
         lines.append(summary(results, findings, seconds))
