@@ -349,7 +349,7 @@ def check_launch(spec, config_name: str | None, cache) -> list:
     from ..rules.hydra.unknown_entry import UnknownEntry
     from ..rules.hydra.unknown_module import UnknownModule
     from ..rules.view import OWN_CONFIG_PATHS, unknown_root
-    from .tree import module_exists
+    from .tree import _module_files, module_exists
 
     exists, close = module_exists(cache.source, spec.module)
     if exists is False:
@@ -358,11 +358,8 @@ def check_launch(spec, config_name: str | None, cache) -> list:
         message = f"No module named {spec.module}: python3 -m stops before verl starts{hint}"
         return [UnknownModule.emit(where, message)]
     if config_name is None:
-        rel = spec.module.split(".")[1:]
         root = cache.source.package_root
-        here = root is not None and any(
-            os.path.isfile(p) for p in (os.path.join(root, *rel) + ".py", os.path.join(root, *rel, "__main__.py"))
-        )
+        here = root is not None and any(os.path.isfile(p) for p in _module_files(root, spec.module))
         what = "is not a Hydra entry point of this verl" if here else "has no source next to this config tree"
         return [UnknownEntry.emit(spec.loc, f"{spec.module} {what}; its arguments are not checked")]
     root = unknown_root(spec)

@@ -184,10 +184,15 @@ VALIDATING_ENTRIES = frozenset({"verl.trainer.main_ppo"})
 
 def entry_calls(source: ConfigSource | None, module: str, function: str) -> bool | None:
     """Whether a verl module's source calls `function`; None when its source is not at hand."""
-    if source is None or source.package_root is None or not re.fullmatch(r"verl(\.[A-Za-z_]\w*)+", module):
+    if source is None or source.package_root is None or not _MODULE.fullmatch(module):
         return None
-    rel = module.split(".")[1:]
-    for c in (os.path.join(source.package_root, *rel) + ".py", os.path.join(source.package_root, *rel, "__main__.py")):
+    return _calls(source.package_root, module, function)
+
+
+@functools.lru_cache(maxsize=64)
+def _calls(root: str, module: str, function: str) -> bool | None:
+    """Read once per run: every launch of every profile asks."""
+    for c in _module_files(root, module):
         try:
             with open(c, encoding="utf-8") as fh:
                 return re.search(rf"\b{re.escape(function)}\(", fh.read()) is not None
@@ -204,11 +209,16 @@ def _module_files(root: str, module: str) -> list[str]:
 def module_exists(source: ConfigSource, module: str) -> tuple[bool | None, list[str]]:
     """(does `python3 -m module` find it: True, False, or None when no sources tell; the
     nearest modules that do exist, for "did you mean")."""
+    return _module_exists(source.path, source.package_root, source.verl_version, module)
+
+
+@functools.lru_cache(maxsize=64)
+def _module_exists(path: str, package_root: str | None, version: str | None, module: str):
     import difflib
 
     if not _MODULE.fullmatch(module):
         return None, []
-    root = _entry_root(source.path, source.package_root, source.verl_version)[0]
+    root = _entry_root(path, package_root, version)[0]
     if root is None:
         return (True if module in ENTRY_POINTS else None), []
     if any(os.path.isfile(c) for c in _module_files(root, module)):

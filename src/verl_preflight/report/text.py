@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 MAX_PROFILE_TEXT = 240  # characters of a finding's profile description, at most
 
 

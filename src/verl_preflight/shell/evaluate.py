@@ -54,34 +54,6 @@ ALWAYS_SET = frozenset(
         "SECONDS",
     }
 )
-NO_EFFECT = frozenset(
-    {
-        "echo",
-        "printf",
-        "true",
-        ":",
-        "cd",
-        "pushd",
-        "popd",
-        "shopt",
-        "trap",
-        "ulimit",
-        "umask",
-        "wait",
-        "hash",
-        "alias",
-        "unalias",
-        "sleep",
-        "set -x",
-        "history",
-        "type",
-        "dirs",
-        "disown",
-        "enable",
-        "help",
-        "logger",
-    }
-)
 
 
 @dataclass
