@@ -127,7 +127,17 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
     all_launches = []
     parsed: dict = {}
     evaluated = [
-        evaluate(script, env, unset, launch_of, ambient=ambient, budget=opts.budget, parsed=parsed, read_file=read_file)
+        evaluate(
+            script,
+            env,
+            unset,
+            launch_of,
+            ambient=ambient,
+            budget=opts.budget,
+            parsed=parsed,
+            read_file=read_file,
+            switches=info,
+        )
         for env in envs
     ]
     for outcomes in prof.collapse(evaluated):  # profiles that launch the same thing are one

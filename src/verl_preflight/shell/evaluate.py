@@ -88,6 +88,7 @@ class Context:
         self.main_path: str | None = None  # the file of the script evaluated (not a sourced one)
         self.running: list[str] = []  # scripts that started the one evaluated now (bash FILE)
         self.wrapped_runs = 0
+        self.switches = None  # profiles.Scan of the script, when the caller has it
 
     def missing(self, name: str) -> Field | None:
         """The value of a variable nobody set: unset (None) or unknown from the environment."""
@@ -207,7 +208,7 @@ class Interpreter:
                 st.vars[name] = Var(Field.of(value), exported=True)
         if any(v is OTHER for v in env.values()):
             # a switch set to "none of the literals": unknown text, known not to be them
-            info = scan(self.script, read_file=self.ctx.read_file)
+            info = self.ctx.switches or scan(self.script, read_file=self.ctx.read_file)
             for name, value in env.items():
                 if value is OTHER:
                     names, literals = other_exclusions(info, name)
@@ -273,15 +274,18 @@ def evaluate(
     script_name: str | None = None,
     parsed: dict | None = None,
     read_file=None,
+    switches=None,
 ) -> list[Outcome]:
     """All end states of `script` run with `env` (one profile). `parsed` collects
-    (and shares across profiles) the files the script sources."""
+    (and shares across profiles) the files the script sources; `switches` is the
+    script's profiles.scan, when the caller has it already (else it is made on need)."""
     ctx = Context(
         script_name or script.path, unset_inputs, ambient, budget or Budget(), on_command, read_file or reader()
     )
     if parsed is not None:
         ctx.parsed = parsed
     ctx.main_path = script.path
+    ctx.switches = switches
     interp = Interpreter(script, ctx)
     states = interp.run(env)
     return [outcome_of(st, env) for st in states]
