@@ -59,20 +59,25 @@ def _substitute(text: str, rx, repl: str, op: str) -> str:
     i = 0
     replaced = False
     while i <= n:
-        match_end = None
-        if not (replaced and op == "/"):
-            for j in range(n, i - 1, -1):
-                if rx.fullmatch(text, i, j):
-                    match_end = j
-                    break
-        if match_end is not None and match_end > i:
+        if replaced and op == "/":
+            break
+        # the next position where the pattern matches anything (no anchors: a position
+        # search skips has no match of any length), then its longest match there
+        found = rx.search(text, i)
+        if found is None:
+            break
+        k = found.start()
+        out.append(text[i:k])
+        match_end = next((j for j in range(n, k, -1) if rx.fullmatch(text, k, j)), None)
+        if match_end is not None:
             out.append(repl)
             i = match_end
             replaced = True
             continue
-        if i < n:
-            out.append(text[i])
-        i += 1
+        if k < n:
+            out.append(text[k])
+        i = k + 1
+    out.append(text[i:])
     return "".join(out)
 
 
