@@ -9,6 +9,7 @@ overrides are cached across runs in a file keyed by the tree's content hash.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import hashlib
@@ -266,10 +267,52 @@ def compose_raw(config_dir: str, config_name: str, group_overrides: list[str]):
     from omegaconf import OmegaConf
 
     GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=config_dir, version_base=None):
+    with initialize_config_dir(config_dir=config_dir, version_base=None), _yaml_read_once():
         cfg = compose(config_name=config_name, overrides=list(group_overrides), return_hydra_config=True)
     OmegaConf.set_struct(cfg, True)
     return cfg
+
+
+class _YamlReadOnce:
+    """The `yaml` module as OmegaConf.load sees it during a composition, with `load`
+    remembering what each YAML text parses to (plain dicts, lists and scalars).
+
+    Hydra reads every file of a config tree again for each composition (its own
+    cache lives for one composition); a run composes one tree a dozen times, and
+    PyYAML's pure-Python parser was the largest part of that. The text is the key,
+    and each caller gets its own copy of the parsed data, which OmegaConf.load then
+    turns into nodes as it always does: Hydra's composition itself is unchanged."""
+
+    def __init__(self, module):
+        self._module = module
+        self._parsed: dict = {}
+
+    def __getattr__(self, name):
+        return getattr(self._module, name)
+
+    def load(self, stream, Loader):  # noqa: N803 (PyYAML's parameter name)
+        text = stream.read() if hasattr(stream, "read") else stream
+        key = (text, f"{Loader.__module__}.{Loader.__qualname__}")  # OmegaConf makes the same class per call
+        if key not in self._parsed:
+            self._parsed[key] = self._module.load(text, Loader=Loader)
+        return copy.deepcopy(self._parsed[key])
+
+
+_YAML_ONCE: _YamlReadOnce | None = None
+
+
+@contextlib.contextmanager
+def _yaml_read_once():
+    global _YAML_ONCE
+    import omegaconf.omegaconf as oc_module
+
+    if _YAML_ONCE is None or _YAML_ONCE._module is not oc_module.yaml:
+        _YAML_ONCE = _YamlReadOnce(oc_module.yaml)
+    oc_module.yaml = _YAML_ONCE
+    try:
+        yield
+    finally:
+        oc_module.yaml = _YAML_ONCE._module
 
 
 def copy_composed(cfg):
