@@ -337,7 +337,6 @@ def check_launch(spec, config_name: str | None, cache) -> list:
     --config-path or --config-name known only at run time stops the checks (the
     root config is not known)."""
     import itertools
-    import math
     import os
     import re
 
@@ -400,21 +399,38 @@ def check_launch(spec, config_name: str | None, cache) -> list:
                     out.append(stem if rel == "." else f"{rel.replace(os.sep, '/')}/{stem}")
         return out
 
+    def consistent(choice) -> bool:
+        """One environment variable read twice in a launch (`engine=${B} optim=${B}`) has one
+        value: a combination of options that needs two values for it is not a launch."""
+        seen: dict = {}
+        for (_, _, (pattern, pieces)), line in zip(open_groups, choice, strict=True):
+            unknown = [(i, p) for i, p in enumerate(pieces) if not isinstance(p, str)]
+            if len(unknown) != 1:  # two unknown pieces in one word split the option ambiguously
+                continue
+            match = pattern.fullmatch(line)
+            for i, piece in unknown:
+                if not piece.label.startswith("environment variable"):
+                    continue
+                value = match.group(f"u{i}")
+                if seen.setdefault(piece, value) != value:
+                    return False
+        return True
+
     def whatever_the_options(open_groups) -> list[Problem]:
         """check_overrides with each open selection replaced by each option it could be (up to
         32 runs): the problems every run has (same override, rule and key), in the first run's order."""
         if not open_groups:
             return check_overrides(cache, config_name, texts)
-        choices = itertools.product(*(lines for _, lines in open_groups))
+        choices = [c for c in itertools.product(*(lines for _, lines, _ in open_groups)) if consistent(c)]
         common, first = None, None
-        for choice in itertools.islice(choices, 32):
+        for choice in choices[:32]:
             trial = list(texts)
-            for (n, _), line in zip(open_groups, choice, strict=True):
+            for (n, _, _), line in zip(open_groups, choice, strict=True):
                 trial[n] = line
             found = check_overrides(cache, config_name, trial)
             ids = {(p.index, p.rule, p.key) for p in found}
             first, common = (found, ids) if first is None else (first, common & ids)
-        if math.prod(len(lines) for _, lines in open_groups) > 32:  # untried options could clear a problem
+        if len(choices) > 32:  # untried options could clear a problem
             common = {c for c in common if c[1] in ("override-syntax", "override-sweep")}
         return [p for p in first if (p.index, p.rule, p.key) in common]
 
@@ -425,7 +441,10 @@ def check_launch(spec, config_name: str | None, cache) -> list:
         if o.known or not is_group_selection(rec, groups):
             continue
         key_text = texts[n].split("=", 1)[0]
-        pattern = re.compile("".join(re.escape(p) if isinstance(p, str) else ".*" for p in o.field.pieces), re.S)
+        pieces = o.field.pieces
+        pattern = re.compile(
+            "".join(re.escape(p) if isinstance(p, str) else f"(?P<u{i}>.*)" for i, p in enumerate(pieces)), re.S
+        )
         lines = [f"{key_text}={opt}" for opt in options_of(rec["key"])]
         lines = [line for line in lines if pattern.fullmatch(line)]
         if not os.path.isdir(os.path.join(cache.source.path, *rec["key"].split("/"))):
@@ -435,7 +454,7 @@ def check_launch(spec, config_name: str | None, cache) -> list:
             message = f"no option of config group '{rec['key']}' in {cache.source.path} can be '{o.display}'"
             findings.append(ConfigGroup.emit(o.loc, message, rec["key"]))
             return findings
-        open_groups.append((n, lines))
+        open_groups.append((n, lines, (pattern, pieces)))
     for p in whatever_the_options(open_groups):
         o = where[p.index] if p.index is not None else None
         if o is not None and not o.known and p.rule == "override-error":
