@@ -16,7 +16,6 @@ one override at a time on a copy. A sample is also run through the public
 from __future__ import annotations
 
 import copy
-import dataclasses
 import gc
 import json
 import os
@@ -385,8 +384,7 @@ def test_fast_path_and_exact_path_are_both_used(corpus, config_cache, monkeypatc
 
     monkeypatch.setattr(cfgcheck, "slow_apply", counting)
     # No exact-path verdicts memoized yet; the compositions (which decide nothing here) are shared.
-    fresh = dataclasses.replace(
-        config_cache,
+    fresh = config_cache.fork(
         verdicts={},
         snapshots=dict(config_cache.snapshots),
         raw=dict(config_cache.raw),

@@ -1,9 +1,9 @@
 """Each script's result, cached on disk and keyed by everything it depends on (like ruff's cache).
 
 A result is reused only when nothing it depends on changed: the tool itself
-(its version and the bytes of its own files), the verl config tree (content
-digest) and release, the policy schema, the options (profiles, stack, limits),
-and every file the script's run read (the script, the files it sources or
+(its version and the bytes of its own files), Hydra's and OmegaConf's versions,
+the verl config tree (content digest) and release, the policy schema, the
+options (profiles, stack, limits), and every file the script's run read (the script, the files it sources or
 follows, requirements-ascend.txt), each by content digest. A changed input
 invalidates exactly the scripts that read it. `--profile current` is never
 cached: the machine's environment is an input. An unreadable, corrupt or
@@ -60,7 +60,9 @@ class ResultCache:
     def __init__(self, source, digest: str, opts, use_disk: bool = True):
         self.enabled = use_disk and not getattr(opts, "current", False)
         key = hashlib.sha256()
-        for part in (tool_fingerprint(), digest, repr(source), options_digest(opts)):
+        from .hydra_stage.tree import hydra_versions
+
+        for part in (tool_fingerprint(), hydra_versions(), digest, repr(source), options_digest(opts)):
             key.update(part.encode())
             key.update(b"\0")
         self.key = key.hexdigest()

@@ -19,7 +19,7 @@ import os
 import re
 import tempfile
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 CACHE_FORMAT = 3
 INSTALL_HINT = "pip install --no-deps verl==0.9.1"
@@ -248,15 +248,22 @@ def _module_exists(path: str, package_root: str | None, version: str | None, mod
 # ---- composition --------------------------------------------------------
 
 
-def _hydra_versions() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
+@functools.lru_cache(maxsize=1)
+def hydra_versions() -> str:
+    """The versions of hydra-core and omegaconf that compose here, read from their own
+    sources without importing them (a fully cached run imports neither)."""
     out = []
-    for dist in ("hydra-core", "omegaconf"):
-        try:
-            out.append(f"{dist}={version(dist)}")
-        except PackageNotFoundError:
-            out.append(f"{dist}=?")
+    for package, file in (("hydra", "__init__.py"), ("omegaconf", "version.py")):
+        spec = importlib.util.find_spec(package)
+        found = "?"
+        if spec is not None and spec.submodule_search_locations:
+            try:
+                with open(os.path.join(spec.submodule_search_locations[0], file), encoding="utf-8") as fh:
+                    m = re.search(r"""^__version__\s*=\s*["']([^"']+)["']""", fh.read(), re.M)
+                found = m.group(1) if m else "?"
+            except OSError:
+                pass
+        out.append(f"{package}={found}")
     return ",".join(out)
 
 
@@ -491,27 +498,55 @@ def group_names(config_dir: str) -> list[str]:
     return sorted(c for c in candidates if repo.group_exists(c))
 
 
-@dataclass
 class ConfigCache:
-    """Snapshots and parsed overrides for one config tree, kept in memory and on disk."""
+    """Snapshots and parsed overrides for one config tree, kept in memory and on disk.
 
-    source: ConfigSource
-    use_disk: bool = True
-    digest: str = ""
-    snapshots: dict = field(default_factory=dict)
-    parsed: dict = field(default_factory=dict)
-    verdicts: dict = field(default_factory=dict)  # exact-path results, by override list
-    groups: list | None = None
-    dirty: bool = False
-    raw: dict = field(default_factory=dict)  # composed OmegaConf objects, this run only
+    The tree's digest is computed at once (the result cache is keyed by it); what
+    is kept on disk is read on first use, so a run whose every script comes from
+    the result cache reads none of it."""
 
-    def __post_init__(self):
-        self.digest = tree_hash(self.source.path)
-        if self.use_disk:
-            self._load()
-        if self.groups is None:
-            self.groups = group_names(self.source.path)
-            self.dirty = True
+    def __init__(self, source: ConfigSource, use_disk: bool = True):
+        self.source = source
+        self.use_disk = use_disk
+        self.digest = tree_hash(source.path)
+        self.dirty = False
+        self.raw: dict = {}  # composed OmegaConf objects, this run only
+        self._stored: dict | None = None  # snapshots, parsed, verdicts, groups
+
+    def _store(self) -> dict:
+        if self._stored is None:
+            self._stored = {"snapshots": {}, "parsed": {}, "verdicts": {}, "groups": None}
+            if self.use_disk:
+                self._load()
+            if self._stored["groups"] is None:
+                self._stored["groups"] = group_names(self.source.path)
+                self.dirty = True
+        return self._stored
+
+    @property
+    def snapshots(self) -> dict:
+        return self._store()["snapshots"]
+
+    @property
+    def parsed(self) -> dict:
+        return self._store()["parsed"]
+
+    @property
+    def verdicts(self) -> dict:
+        """Exact-path results, by override list."""
+        return self._store()["verdicts"]
+
+    @property
+    def groups(self) -> list:
+        return self._store()["groups"]
+
+    def fork(self, **replaced) -> ConfigCache:
+        """A cache of the same tree with some of its tables replaced (tests)."""
+        other = ConfigCache.__new__(ConfigCache)
+        other.__dict__.update(self.__dict__)
+        other._stored = {**self._store(), **{k: v for k, v in replaced.items() if k != "raw"}}
+        other.raw = replaced.get("raw", self.raw)
+        return other
 
     # ---- disk -----------------------------------------------------------
     def file(self) -> str:
@@ -526,7 +561,7 @@ class ConfigCache:
             return
         if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT:
             return
-        if data.get("tree") != self.digest or data.get("hydra") != _hydra_versions():
+        if data.get("tree") != self.digest or data.get("hydra") != hydra_versions():
             return
         snaps, parsed, groups = data.get("snapshots"), data.get("parsed"), data.get("groups")
         verdicts = data.get("verdicts")
@@ -534,16 +569,16 @@ class ConfigCache:
             return
         if data.get("check") != _checksum(snaps, parsed, groups, verdicts):
             return
-        self.snapshots, self.parsed, self.groups, self.verdicts = snaps, parsed, groups, verdicts
+        self._stored.update(snapshots=snaps, parsed=parsed, groups=groups, verdicts=verdicts)
 
     def save(self) -> None:
-        if not self.use_disk or not self.dirty:
+        if not self.use_disk or not self.dirty or self._stored is None:
             return
         path = self.file()
         data = {
             "format": CACHE_FORMAT,
             "tree": self.digest,
-            "hydra": _hydra_versions(),
+            "hydra": hydra_versions(),
             "snapshots": self.snapshots,
             "parsed": self.parsed,
             "groups": self.groups,
