@@ -113,6 +113,25 @@ def test_arithmetic_value(expr, value):
     assert probed(f'X=3; probe "$(({expr}))"') == [[value]]
 
 
+ARRAY_ARITHMETIC = [
+    ("associative element", 'declare -A T; T[a]=5; probe $(( T[a] + 1 )) $(( T["a"] * 2 ))', ["6", "10"]),
+    ("indexed element, arithmetic index", "A=(1 2 3); i=1; probe $(( A[i+1] + A[0] ))", ["4"]),
+    ("unset element is 0", "A=(1 2 3); probe $(( A[7] + 1 ))", ["1"]),
+]
+
+
+@pytest.mark.parametrize("text,argv", [r[1:] for r in ARRAY_ARITHMETIC], ids=[r[0] for r in ARRAY_ARITHMETIC])
+def test_arithmetic_reads_array_elements(text, argv):
+    assert probed(text) == [argv]
+
+
+def test_arithmetic_on_an_unknown_element_is_unknown_and_quick():
+    """logic-rl math_eval/auto_test_aime.sh: `$((current_time - T["$gpu_id"]))` with both unknown
+    once recursed to Python's limit for every evaluation (4 s for the script)."""
+    (outcome,) = run('declare -A T; T[$G]=$(date +%s); probe $(( $(date +%s) - T["$G"] ))')
+    assert outcome.launches == [['$(( $(date +%s) - T["$G"] ))']]  # unknown: shown as the script wrote it
+
+
 ARITH_COMMAND = [
     ("(( 1 ))", "0"),
     ("(( 0 ))", "1"),

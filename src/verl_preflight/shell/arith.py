@@ -184,7 +184,9 @@ class Arithmetic:
             return self._binary(node)
         if t == "subscript":
             text = self.expand_text(node)
-            return None if text is None else self.value_of_text(text)
+            if text is None:
+                return None
+            return 0 if text.strip() == "" else self.value_of_text(text)
         raise Unsupported(f"unsupported arithmetic: {self.text_of(node)[:30]}")
 
     def _assignment(self, node) -> int | None:

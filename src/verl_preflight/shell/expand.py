@@ -179,6 +179,7 @@ class Expander:
         self.host = host
         self.params = Parameters(self)
         self.output = CommandOutput(self)
+        self.arith_texts: set[str] = set()  # variable texts being read as expressions now
 
     def expand_args(self, nodes, st: State) -> list[Field]:
         """Full expansion of command words, with field splitting."""
@@ -447,10 +448,25 @@ class Expander:
 
     def _arith(self, st: State, loc) -> Arithmetic:
         def expand_text(node):
+            if node.type == "subscript":  # `A[i]` in arithmetic reads the element, as ${A[i]} does
+                return self._element_text(self.host.script.text(node), st)
             f = join_field(self.chunks(node, st, True))
             return f.value if f.known else None
 
         return Arithmetic(_ArithVariables(self, st, loc), self.host.script.text, expand_text)
+
+    def _element_text(self, text: str, st: State) -> str | None:
+        """The value of the array element `text` (NAME[INDEX]) as ${NAME[INDEX]} gives it,
+        "" when unset (0 in arithmetic); None when unknown."""
+        snippet = parse_script("<arith>", ("${" + text + "}").encode())
+        word = snippet.root.named_children[0] if snippet.root.named_children else None
+        while word is not None and word.type != "expansion":
+            word = word.named_children[0] if word.named_children else None
+        if word is None:
+            return None
+        with self.host.reading(snippet):
+            f = join_field(self.chunks(word, st, True))
+        return f.value if f.known else None
 
 
 class _ArithVariables:
@@ -478,7 +494,17 @@ class _ArithVariables:
         self.expander.host.assign_scalar(self.st, name, field, None)
 
     def eval_text(self, text: str) -> int | None:
-        return self.expander.arithmetic(text, self.st, self.loc)
+        """A variable's text read as an expression (bash evaluates `A=B+1; $((A))` so). Text
+        that leads back to itself (an array element read as `A[i]`, whose text this
+        evaluator keeps as it is) is unknown, not a recursion until Python's limit."""
+        active = self.expander.arith_texts
+        if text in active:
+            return None
+        active.add(text)
+        try:
+            return self.expander.arithmetic(text, self.st, self.loc)
+        finally:
+            active.discard(text)
 
 
 __all__ = ["ExpansionHost", "Expander", "arith_operands", "word_groups"]
