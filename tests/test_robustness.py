@@ -220,3 +220,63 @@ def test_unreadable_inputs_exit_2_without_hanging(tmp_path):
     os.symlink(tmp_path / "missing.sh", tmp_path / "scripts" / "dangling.sh")
     proc = run_guarded(tmp_path, "--no-cache", str(tmp_path / "scripts" / "dangling.sh"))
     assert proc.returncode == 2 and "no such file" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# One budget per script, shared by its profiles (issue 14): eight profiles that each loop
+# 400 times cost the script's steps once, not eight times.
+EIGHT_PROFILES = textwrap.dedent(
+    """\
+    #!/usr/bin/env bash
+    [ "$A" = 1 ] && echo a
+    [ "$B" = 1 ] && echo b
+    [ "$C" = 1 ] && echo c
+    i=0
+    while [ "$i" -lt 400 ]; do i=$((i + 1)); done
+    python3 -m verl.trainer.main_ppo trainer.total_epochs=1
+    """
+)
+
+
+def _budget_findings(tmp_path, budget):
+    import verl_preflight.shell.evaluate as evaluate_module
+
+    path = tmp_path / "eight.sh"
+    path.write_text(EIGHT_PROFILES)
+    allowances = []
+    real = evaluate_module.evaluate
+
+    def spy(*args, **kwargs):
+        allowances.append(kwargs.get("allowance"))
+        return real(*args, **kwargs)
+
+    import verl_preflight.validate as validate_module
+
+    validate_module.evaluate, saved = spy, validate_module.evaluate
+    try:
+        result = validate_script(str(path), None, Options(budget=budget))
+    finally:
+        validate_module.evaluate = saved
+    return result, allowances
+
+
+def test_the_step_budget_is_shared_by_a_scripts_profiles(tmp_path):
+    result, allowances = _budget_findings(tmp_path, Budget(steps=4000))
+    assert len(allowances) == 8 and len({id(a) for a in allowances}) == 1  # one allowance for all eight
+    assert allowances[0].steps <= 4000 + 8  # each profile still running stops at its next step
+    budget = [f for f in result.findings if f.rule == "budget"]
+    assert budget and all("this script's evaluation budget of 4000 steps" in f.message for f in budget)
+    statuses = [p.status for p in result.profiles]
+    assert "launches" in statuses and "incomplete" in statuses  # the first profiles ran out, the later stopped
+
+
+def test_a_script_under_its_budget_runs_every_profile(tmp_path):
+    result, allowances = _budget_findings(tmp_path, Budget())
+    assert [f for f in result.findings if f.rule == "budget"] == []
+    assert {p.status for p in result.profiles} == {"launches"}
+    assert allowances[0].steps > 8 * 400  # every profile ran its loop, counted on the one allowance
+
+
+def test_the_time_budget_ends_a_script(tmp_path):
+    result, _ = _budget_findings(tmp_path, Budget(seconds=0.0))
+    budget = [f for f in result.findings if f.rule == "budget"]
+    assert budget and "this script's evaluation budget of 0 s is used up" in budget[0].message

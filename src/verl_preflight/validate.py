@@ -22,7 +22,7 @@ from .rules.tool.file_too_large import FileTooLarge
 from .rules.tool.profiles_capped import ProfilesCapped
 from .rules.view import ScriptContext, build_view
 from .shell import profiles as prof
-from .shell.evaluate import Budget, evaluate
+from .shell.evaluate import Allowance, Budget, evaluate
 from .shell.parse import parse_script, syntax_notes
 from .source import DEFAULT_MAX_BYTES, ReadError, Recorder, TooLarge, read_script
 from .stack import Stack, find_upwards, header_components, requirement_refs, resolve_stack
@@ -126,6 +126,7 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
     stack_inputs = _StackInputs(path, data, opts, read_file)
     all_launches = []
     parsed: dict = {}
+    allowance = Allowance(opts.budget)  # one step and time budget for the script, shared by its profiles
     evaluated = [
         evaluate(
             script,
@@ -133,7 +134,7 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
             unset,
             launch_of,
             ambient=ambient,
-            budget=opts.budget,
+            allowance=allowance,
             parsed=parsed,
             read_file=read_file,
             switches=info,

@@ -25,7 +25,7 @@ from .flow import Cases, ControlFlow, Loops
 from .notes import Note, NoteKind
 from .parse import Script, parse_script
 from .profiles import other_exclusions, scan
-from .state import Budget, State, Var
+from .state import Allowance, Budget, State, Var
 from .words import Field, Unknown
 
 ALWAYS_SET = frozenset(
@@ -75,12 +75,14 @@ class Outcome:
 class Context:
     """What one evaluation of a script knows about its environment."""
 
-    def __init__(self, script_name: str, unset_inputs, ambient: dict | None, budget: Budget, on_command, read_file):
+    def __init__(
+        self, script_name: str, unset_inputs, ambient: dict | None, allowance: Allowance, on_command, read_file
+    ):
         self.script_name = script_name
         self.unset_inputs = set(unset_inputs)
         self.ambient = ambient
-        self.budget = budget
-        self.steps = 0
+        self.allowance = allowance  # the script's steps and time, shared by its profiles
+        self.budget = allowance.budget
         self.on_command = on_command  # (argv, loc, last_word) -> a launch record, or None
         self.always_set = ALWAYS_SET
         self.read_file = read_file  # path -> bytes | None (the pipeline's one reader)
@@ -271,6 +273,7 @@ def evaluate(
     *,
     ambient: dict | None = None,
     budget: Budget | None = None,
+    allowance: Allowance | None = None,
     script_name: str | None = None,
     parsed: dict | None = None,
     read_file=None,
@@ -278,10 +281,11 @@ def evaluate(
 ) -> list[Outcome]:
     """All end states of `script` run with `env` (one profile). `parsed` collects
     (and shares across profiles) the files the script sources; `switches` is the
-    script's profiles.scan, when the caller has it already (else it is made on need)."""
-    ctx = Context(
-        script_name or script.path, unset_inputs, ambient, budget or Budget(), on_command, read_file or reader()
-    )
+    script's profiles.scan, when the caller has it already (else it is made on need);
+    `allowance` is the script's step and time budget, shared by the profiles evaluated
+    with it (default: a fresh one from `budget`)."""
+    allowance = allowance or Allowance(budget or Budget())
+    ctx = Context(script_name or script.path, unset_inputs, ambient, allowance, on_command, read_file or reader())
     if parsed is not None:
         ctx.parsed = parsed
     ctx.main_path = script.path
@@ -291,4 +295,4 @@ def evaluate(
     return [outcome_of(st, env) for st in states]
 
 
-__all__ = ["evaluate", "Outcome", "Budget"]
+__all__ = ["evaluate", "Outcome", "Budget", "Allowance"]

@@ -69,9 +69,9 @@ class ControlFlow:
         return kept
 
     def exec(self, node, st: State, depth: int, in_cond: bool = False) -> list[State]:
-        self.i.ctx.steps += 1
-        if self.i.ctx.steps > self.i.ctx.budget.steps:
-            return [self.i.give_up(st, node, f"evaluation budget of {self.i.ctx.budget.steps} steps used up")]
+        spent = self.i.ctx.allowance.step()
+        if spent is not None:
+            return [self.i.give_up(st, node, spent)]
         if depth > self.i.ctx.budget.nesting:
             return [self.i.give_up(st, node, "nesting too deep")]
         t = node.type

@@ -23,12 +23,44 @@ class Var:
 
 @dataclass
 class Budget:
+    """Limits that keep any input bounded. `steps` and `seconds` are for one script,
+    shared by all its profiles (see Allowance); the others hold on each path."""
+
     steps: int = 200_000
+    seconds: float = 10.0
     states: int = 64
     source_depth: int = 8
     call_depth: int = 64
     loop_iterations: int = 10_000
     nesting: int = 300
+
+
+CLOCK_EVERY = 1024  # steps between two looks at the clock
+
+
+class Allowance:
+    """What is left of a script's step and time budget, shared by the evaluations of
+    all its profiles: a script costs at most `steps` and about `seconds`, however
+    many profiles it has. Once spent, every path still running ends, incomplete."""
+
+    def __init__(self, budget: Budget):
+        import time
+
+        self.budget = budget
+        self.steps = 0
+        self._clock = time.monotonic
+        self._deadline = self._clock() + budget.seconds
+        self.spent: str | None = None  # why it ran out
+
+    def step(self) -> str | None:
+        """Count one step; the reason the budget is spent, or None."""
+        self.steps += 1
+        if self.spent is None:
+            if self.steps > self.budget.steps:
+                self.spent = f"this script's evaluation budget of {self.budget.steps} steps is used up"
+            elif self.steps % CLOCK_EVERY == 0 and self._clock() > self._deadline:
+                self.spent = f"this script's evaluation budget of {self.budget.seconds:g} s is used up"
+        return self.spent
 
 
 @dataclass

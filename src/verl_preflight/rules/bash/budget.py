@@ -1,4 +1,4 @@
-"""An evaluation budget was used up (paths, steps, loop iterations)."""
+"""An evaluation budget was used up (paths, steps, time, loop iterations)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,11 @@ class Budget(Rule):
     id = "budget"
     severity = "warning"
     stage = "bash"
-    summary = "an evaluation budget was used up (paths, steps, loop iterations)"
-    why = "Pathological input stays bounded; raise the budget or simplify the script."
+    summary = "an evaluation budget was used up (paths, steps, time, loop iterations)"
+    why = (
+        "Pathological input stays bounded: a script gets 200,000 evaluation steps and 10 s,"
+        " shared by all its profiles, at most 64 paths and 10,000 loop iterations; what lies"
+        " beyond is not checked. Simplify the script, or check fewer profiles (--profile)."
+    )
     bad = "while true; do :; done"
     good = "for x in a b; do :; done"
