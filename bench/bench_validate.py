@@ -12,7 +12,7 @@ timed on a sample of profiles and scaled to all of them.
 Prints ratios; nothing is asserted (machines are shared and noisy).
 
 Then, for real trees (the project's examples, and ../shared/corpus/verl-v0.7.0
-with its own config tree when it is there), in one run beside shellcheck on the
+and ../shared/corpus/logic-rl, each with its own config tree, when they are there), in one run beside shellcheck on the
 same files: cold, warm, warm after touching one file, and the worst single
 script (in-process, cold, no cache), each with its ratio to shellcheck.
 
@@ -178,9 +178,10 @@ def main() -> int:
     ]
     rows.append(("", ""))
     rows += tree_rows("examples", os.path.join(ROOT, "examples"), None, shellcheck)
-    corpus = os.path.join(os.path.dirname(ROOT), "shared", "corpus", "verl-v0.7.0")
-    if os.path.isdir(corpus):
-        rows += tree_rows("verl-v0.7.0", corpus, os.path.join(corpus, "verl", "trainer", "config"), shellcheck)
+    for name in ("verl-v0.7.0", "logic-rl"):  # real trees, each with its own config tree
+        corpus = os.path.join(os.path.dirname(ROOT), "shared", "corpus", name)
+        if os.path.isdir(corpus):
+            rows += tree_rows(name, corpus, os.path.join(corpus, "verl", "trainer", "config"), shellcheck)
     width = max(len(r[0]) for r in rows)
     for name, value in rows:
         print(f"{name:<{width}}  {value}")

@@ -8,6 +8,7 @@ in a serial run.
 
 from __future__ import annotations
 
+import os
 from concurrent.futures import ProcessPoolExecutor
 
 _STATE: dict = {}
@@ -39,13 +40,24 @@ def _work(path: str):
     return outcome, fresh
 
 
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
 def run(files, cache, opts, jobs: int, run_one) -> list:
-    outcomes = []
+    """The outcome of each file, in the order of `files`. The largest scripts are handed
+    out first and in small chunks, so no worker is left with a long one at the end."""
+    order = sorted(range(len(files)), key=lambda i: -_size(files[i]))
+    outcomes: list = [None] * len(files)
     with ProcessPoolExecutor(
         max_workers=jobs, initializer=_init, initargs=(cache.source, cache.use_disk, opts, run_one)
     ) as pool:
-        for outcome, (snaps, parsed, verdicts) in pool.map(_work, files, chunksize=max(1, len(files) // (jobs * 4))):
-            outcomes.append(outcome)
+        done = pool.map(_work, [files[i] for i in order], chunksize=max(1, len(files) // (jobs * 8)))
+        for i, (outcome, (snaps, parsed, verdicts)) in zip(order, done, strict=True):
+            outcomes[i] = outcome
             if snaps or parsed or verdicts:
                 cache.snapshots.update(snaps)
                 cache.parsed.update(parsed)
