@@ -44,6 +44,10 @@ def probed(text: str, env: dict | None = None) -> list:
 # ---- expansion: word -> fields --------------------------------------------
 EXPANSION = [
     ("plain", "probe a b", ["a", "b"]),
+    ("escaped blank starts a word", r"probe a \ b", ["a", " b"]),
+    ("escaped blanks and an expansion", r"X=1; probe \ \ $X", ["  1"]),
+    ("escaped blank then # is no comment", "probe a=1 \\ #b c=2", ["a=1", " #b", "c=2"]),
+    ("escaped backslash then # is a comment", "probe a=1 \\\\ #b c=2", ["a=1", "\\"]),
     ("quoted blank", 'probe "a b"', ["a b"]),
     ("single quotes", "probe 'a $X'", ["a $X"]),
     ("ansi-c", r"probe $'a\tb'", ["a\tb"]),

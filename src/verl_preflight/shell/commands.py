@@ -51,6 +51,7 @@ NO_EFFECT = frozenset(
     }
 )
 _ESCAPED_BLANK_AT_END = re.compile(rb"([ \t]*)\\([ \t])[ \t]*(?:#[^\n]*)?(?:\r?\n|$)")
+_ESCAPED_BLANKS_BEFORE = re.compile(rb"(?:(?<=[ \t\n])|^)(?:\\[ \t])+\Z")  # `\ ` starting the word after it
 _REDIRECTS = {"file_redirect", "heredoc_redirect", "herestring_redirect"}
 
 
@@ -87,11 +88,12 @@ class Commands:
             if not words and group[0].type == "variable_assignment":
                 assigns.append(group)
             else:
-                words.append(group)
+                words.append(self._escaped_blanks_before(group, st))
         ifs = self.i.expander.ifs(st)
         argv = []
         for group in words:
-            argv.extend(split_fields(self.i.expander.group_chunks(group, st), ifs, self.i.script.loc(group[0])))
+            first = next(n for n in group if not isinstance(n, str))
+            argv.extend(split_fields(self.i.expander.group_chunks(group, st), ifs, self.i.script.loc(first)))
         if argv and assigns and self._wrapped_script(argv[0].value or "", argv) is not None:
             # `STAGE=x bash other.sh`: the assignments are exported to that script only
             inner = st.fork()
@@ -103,10 +105,33 @@ class Commands:
                 self.i.variables.assign_node(group[0], st, extra=group[1:])
             st.status = 0
             return [st]
-        last = words[-1]
+        last = [n for n in words[-1] if not isinstance(n, str)]
         last_word = self.i.script.source[last[0].start_byte : last[-1].end_byte].decode("utf-8", "replace")
         last_word = self._escaped_blank_at_end(last[-1].end_byte, argv, last_word, st)
         return self.run_command(node, argv, st, depth, last_word)
+
+    def _escaped_blanks_before(self, group: list, st: State) -> list:
+        """`\\ ` that starts a word (`a=1 \\ #b`): tree-sitter-bash leaves it between the
+        words; bash makes it the start of the next word, and a `#` right after it is no
+        comment. The group gets the blanks as literal text in front of its nodes."""
+        source = self.i.script.source
+        start = group[0].start_byte
+        m = _ESCAPED_BLANKS_BEFORE.search(source, max(0, start - 64), start)
+        if m is None:
+            return group
+        if source[start : start + 1] == b"#":
+            at = m.start()
+            row = source.count(b"\n", 0, at)
+            col = at - (source.rfind(b"\n", 0, at) + 1)
+            loc = Loc(self.i.script.path, row + 1, self.i.script.char_col(row, col) + 1)
+            self.i.note(
+                st,
+                loc,
+                NoteKind.ESCAPED_BLANK,
+                "a blank after this backslash: the `#` right after it starts no comment, so bash passes "
+                f"'{m.group(0)[1::2].decode()}#...' and the words after it on this line as arguments",
+            )
+        return [m.group(0)[1::2].decode(), *group]
 
     def _escaped_blank_at_end(self, end: int, argv: list[Field], last_word: str, st: State) -> str:
         """`\\ ` at the end of a line: not a continuation. bash passes the escaped blank

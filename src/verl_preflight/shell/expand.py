@@ -196,13 +196,16 @@ class Expander:
         `B/c`); bash sees one word, so adjacent nodes are joined and a lone `$`
         followed by a name is read as `$NAME`.
         """
+        escaped = [n for n in group if isinstance(n, str)]  # escaped blanks before the word: quoted text
+        group = group[len(escaped) :]
         parts = []
         for node in group:
             if node.type == "concatenation":
                 parts.extend(self._parts_with_gaps(node))
             else:
                 parts.append(node)
-        return self._parts_chunks(parts, st, quoted, self.host.script.loc(group[0]))
+        loc = self.host.script.loc(group[0])
+        return [Chunk(e, True, True, loc) for e in escaped] + self._parts_chunks(parts, st, quoted, loc)
 
     def _parts_chunks(self, parts, st: State, quoted: bool, word_loc) -> list:
         """Chunks of a word's parts: nodes, and source text between them (literal)."""
