@@ -142,6 +142,7 @@ class Registry:
         self.root = os.path.abspath(verl_root)
         self._modules: dict[str, _Module | None] = {}
         self._classes: dict[str, ClassInfo] = {}
+        self._resolved: dict[str, ClassInfo | None] = {}  # resolve(), by target
         self._scanned: tuple[str, ...] | None = None
         self._kinds: dict[tuple[str, str], tuple[str, str | None]] = {}
 
@@ -287,6 +288,11 @@ class Registry:
 
         A bare class name works too when one scanned dataclass has it.
         """
+        if target not in self._resolved:
+            self._resolved[target] = self._resolve(target)
+        return self._resolved[target]
+
+    def _resolve(self, target: str) -> ClassInfo | None:
         if "." not in target:
             matches = [c for c in self.dataclasses() if c.rsplit(".", 1)[-1] == target]
             if len(matches) != 1:
