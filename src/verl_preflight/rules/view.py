@@ -69,6 +69,15 @@ class LaunchView:
         """The value of a switch in this profile (None: unset or not known)."""
         return self.profile_of.value(name)
 
+    def exported(self, name: str):
+        """An environment variable as the launch gets it from the script: its text, an Unknown
+        when the script builds it from values known only at run time, None when neither the
+        script (an `export`, a `NAME=value` prefix) nor the profile exports it."""
+        f = (getattr(self.spec, "env", None) or {}).get(name)
+        if f is None:
+            return None
+        return f.value if f.known else Unknown(f.display, f"{name} at the launch")
+
     def setting(self, key: str) -> Setting | None:
         s = self.last.get(key)
         return s if s is not None and s.kind != "delete" else None
