@@ -224,3 +224,18 @@ def test_profile_current_sees_the_visibility_variable_of_this_shell(machine, cap
     assert not [f for f in found if f["rule"] == "machine-devices"]
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
     assert not [f for f in findings(capsys, script)[1] if f["rule"] == "visible-devices"]
+
+
+def test_a_job_submitted_to_a_ray_cluster_does_not_get_the_shells_visibility(tmp_path, capsys):
+    """`ray job submit -- python3 -m verl...`: the job runs in the cluster's environment."""
+    script = tmp_path / "submit.sh"
+    body = (
+        "#!/usr/bin/env bash\nexport CUDA_VISIBLE_DEVICES=0\n"
+        "{launcher} python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "
+        'trainer.device=cuda trainer.n_gpus_per_node=8 "$@"\n'
+    )
+    script.write_text(body.format(launcher="ray job submit --address=http://head:8265 --"))
+    assert not [f for f in findings(capsys, str(script))[1] if f["rule"] == "visible-devices"]
+    script.write_text(body.format(launcher="nohup"))
+    (f,) = [f for f in findings(capsys, str(script))[1] if f["rule"] == "visible-devices"]
+    assert f["line"] == 2
