@@ -40,8 +40,9 @@ def test_compatibility_matrix(capsys):
     assert code == 1
     assert lines[0].split() == ["script", "verl", "0.9.1", "verl", "0.8.0"]
     assert lines[1].split()[1:] == ["ok", "ok"]
-    # the pre-PR-6429 script: use_mbridge=False twice, and a ref that drops the actor's keys
-    assert lines[2].split()[1:] == ["2", "errors,", "1", "warning", "2", "errors,", "1", "warning"]
+    # the pre-PR-6429 script: use_mbridge=False twice (errors); a ref that drops the actor's keys, and
+    # expandable_segments:True exported for a vLLM rollout in sleep mode on Ascend (warnings)
+    assert lines[2].split()[1:] == ["2", "errors,", "2", "warnings", "2", "errors,", "2", "warnings"]
 
 
 def test_unknown_release_exits_2(capsys):

@@ -25,7 +25,7 @@ def run(text: str, env: dict | None = None, ambient: dict | None = None):
     """The outcomes of `text`; every `probe ARGS` is recorded as a launch of its argv.
     `ambient` is the whole environment (None: unknown, each variable may be exported)."""
 
-    def on_command(argv, loc, last_word):
+    def on_command(argv, loc, last_word, environment=None):
         if argv and argv[0].value == "probe":
             return [f.display if not f.known else f.value for f in argv[1:]]
         return None
@@ -392,3 +392,40 @@ def test_expansion_needs_exactly_its_host_protocol():
         }
     assert used == protocol
     assert all(hasattr(Interpreter, n) for n in protocol - {"script"})
+
+
+# ---- the environment a launch gets ------------------------------------------
+
+
+def launch_env(text: str) -> dict:
+    """The exported variables each `probe` gets, as the script wrote them (one path)."""
+    seen = []
+
+    def on_command(argv, loc, last_word, environment=None):
+        if argv and argv[0].value == "probe":
+            seen.append({k: f.display for k, f in environment().items()})
+            return argv
+        return None
+
+    (outcome,) = evaluate(parse_script("unit.sh", text.encode()), {}, set(), on_command, ambient={})
+    assert len(seen) == 1
+    return seen[0]
+
+
+@pytest.mark.parametrize(
+    "text,env",
+    [
+        ("export A=1; B=2; probe", {"A": "1"}),
+        ("A=1; export A; probe", {"A": "1"}),
+        ("declare -x A=1; probe", {"A": "1"}),
+        ("export A=1; unset A; probe", {}),
+        ("export A=1; A=2; probe", {"A": "2"}),  # an exported variable stays exported
+        ("A=1 probe", {"A": "1"}),  # the command's own prefix
+        ("export A=1; A=2 nohup probe", {"A": "2"}),
+        ("export ARR=(1 2); probe", {}),  # bash exports no arrays
+        ("A=1 true; probe", {}),  # a prefix is for its command only
+        ('export A="$(hostname)"; probe', {"A": "$(hostname)"}),
+    ],
+)
+def test_the_environment_a_launch_gets(text, env):
+    assert launch_env(text) == env

@@ -231,15 +231,17 @@ def _setup(args):
         raise UsageError(f"cannot read the verl config tree: {err}") from err
     pinned = parse_profiles(args.profile)
     current = bool(pinned) and CURRENT in pinned
-    device = None
+    device = devices = None
     if current:
         pinned = [p for p in pinned if p is not CURRENT] or None
         if pinned:
             raise UsageError("--profile current cannot be combined with other --profile values")
-        from .machine import probe_device
+        from .machine import probe_device, probe_devices
 
         device, why = probe_device()
         print(f"validate-scripts: --profile current: DEVICE={device} ({why})", file=sys.stderr)
+        devices = probe_devices()
+        print(f"validate-scripts: --profile current: {devices.describe()}", file=sys.stderr)
     schema = _schema(getattr(args, "schema", None))
     _check_severity_ids(args, schema)
     opts = Options(
@@ -251,6 +253,7 @@ def _setup(args):
         stack=parse_stack(getattr(args, "stack", None), getattr(args, "settings", {}).get("stack")),
         stdin=_stdin(files, args.max_bytes),
         device=device,
+        devices=devices,
         **_model_settings(args),
     )
     return files, source, cache, opts

@@ -104,12 +104,16 @@ class Launch:
     argv: list  # list[Field]
     entry: int  # index of the module name in argv
     last_word: str = ""  # source text of the command's last word (is it "$@"?)
+    env: dict = field(default_factory=dict)  # the exported variables the command gets: name -> Field
 
 
-def launch_of(argv: list[Field], loc: Loc, last_word: str = "") -> Launch | None:
-    """The shell's command callback: a Launch when the command starts verl, else None."""
+def launch_of(argv: list[Field], loc: Loc, last_word: str = "", environment=None) -> Launch | None:
+    """The shell's command callback: a Launch when the command starts verl, else None.
+    `environment()` gives the variables the command gets (asked only for a launch)."""
     entry = find_entry(argv)
-    return None if entry is None else Launch(loc, argv, entry, last_word)
+    if entry is None:
+        return None
+    return Launch(loc, argv, entry, last_word, dict(environment()) if environment is not None else {})
 
 
 # Hydra's grammar is asked about an override whose value is partly unknown with this
@@ -166,6 +170,7 @@ class LaunchSpec:
     trains: bool = True  # False after a Hydra flag such as --cfg or --help: nothing to check
     argv: list = field(default_factory=list)  # every word bash passes, launcher first (list[Field])
     entry: int = 0  # index of the module word in argv
+    env: dict = field(default_factory=dict)  # the exported variables at the launch: name -> Field
 
 
 def read_launch(launch) -> LaunchSpec:
@@ -177,7 +182,7 @@ def read_launch(launch) -> LaunchSpec:
         if mod_field.value.startswith("-m") and entry > 0 and argv[entry - 1].value != "-m"
         else mod_field.value
     )
-    spec = LaunchSpec(launch.loc, module, None, None, argv=list(argv), entry=entry)
+    spec = LaunchSpec(launch.loc, module, None, None, argv=list(argv), entry=entry, env=dict(launch.env))
     args = argv[entry + 1 :]
     i = 0
     while i < len(args):

@@ -43,6 +43,7 @@ class Options:
     stack: dict = field(default_factory=dict)  # --stack PKG=VERSION and [tool.validate-scripts] stack
     stdin: bytes | None = None  # the script given as `-`
     device: str | None = None  # --profile current: DEVICE as probed once for the run
+    devices: object = None  # --profile current: machine.Devices, the devices this machine shows
     model_config: str | None = None  # --model-config DIR: the model's config.json for the shape rules
     device_memory: float | None = None  # --device-memory GB; None: the device kind's default
 
@@ -197,9 +198,7 @@ class _StackInputs:
         return self._requirements
 
     def stack_of(self, view) -> Stack:
-        npu = view.profile("DEVICE") == "npu" or view.value("trainer.device") == "npu"
-        if not npu and view.profile("DEVICE") is None and view.setting("trainer.device") is None:
-            npu = view.targets_ascend  # no device named: the hardware decides, and the script readies Ascend
+        npu = view.on_npu
         bridge_switch = str(view.profile("USE_MINDSPEED_BRIDGE") or "").lower() in _TRUE
         return resolve_stack(
             engine=view.engine,

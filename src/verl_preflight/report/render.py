@@ -129,8 +129,9 @@ def render_json(results, cache, as_: str = "command") -> str:
 
 
 def layout_summary(la, profile, cache, opts) -> list[str]:
-    """Comment lines: the devices the launch asks for, its parallel layouts and the memory
-    estimate (verl_preflight.layout); none when the launch does not compose."""
+    """Comment lines: the devices the launch asks for (under --profile current, next to the
+    devices this machine shows), its parallel layouts and the memory estimate
+    (verl_preflight.layout); none when the launch does not compose."""
     from ..layout import ModelConfigError, launch_layout, summary
     from ..rules.view import build_view
 
@@ -143,6 +144,9 @@ def layout_summary(la, profile, cache, opts) -> list[str]:
         lines = summary(launch_layout(view, opts))
     except ModelConfigError as err:
         lines = [f"model: {err}"]
+    devices = getattr(opts, "devices", None)
+    if getattr(opts, "current", False) and devices is not None:  # --profile current: this machine
+        lines.insert(1, f"machine: {devices.against(view.int_value('trainer.n_gpus_per_node'))}")
     return [f"#   {line}" for line in lines]
 
 

@@ -69,6 +69,20 @@ class LaunchView:
         """The value of a switch in this profile (None: unset or not known)."""
         return self.profile_of.value(name)
 
+    def exported(self, name: str):
+        """An environment variable as the launch gets it from the script: its text, an Unknown
+        when the script builds it from values known only at run time, None when neither the
+        script (an `export`, a `NAME=value` prefix) nor the profile exports it."""
+        f = (getattr(self.spec, "env", None) or {}).get(name)
+        if f is None:
+            return None
+        return f.value if f.known else Unknown(f.display, f"{name} at the launch")
+
+    def export_loc(self, name: str):
+        """Where the script gives the exported variable its value, else the launch."""
+        f = (getattr(self.spec, "env", None) or {}).get(name)
+        return f.loc if f is not None and f.loc is not None else self.spec.loc
+
     def setting(self, key: str) -> Setting | None:
         s = self.last.get(key)
         return s if s is not None and s.kind != "delete" else None
@@ -132,6 +146,17 @@ class LaunchView:
         at start (v0.7.0 trainer/main_ppo.py:42-43, 0.9.1 utils/device.py:151-166 auto_set_device),
         so a script that names no device runs where it is started: these lines say where."""
         return _readies_ascend(self.spec.loc.path)
+
+    @property
+    def on_npu(self) -> bool:
+        """Whether the launch runs on Ascend NPUs: DEVICE=npu in the profile or trainer.device=npu;
+        with no device named (neither DEVICE nor a trainer.device override), whether the script
+        readies Ascend (targets_ascend), since verl then takes the device from the hardware."""
+        if self.profile("DEVICE") == "npu" or self.value("trainer.device") == "npu":
+            return True
+        if self.profile("DEVICE") is None and self.setting("trainer.device") is None:
+            return self.targets_ascend
+        return False
 
     @property
     def engine(self) -> str | None:

@@ -108,7 +108,18 @@ class Commands:
         last = [n for n in words[-1] if not isinstance(n, str)]
         last_word = self.i.script.source[last[0].start_byte : last[-1].end_byte].decode("utf-8", "replace")
         last_word = self._escaped_blank_at_end(last[-1].end_byte, argv, last_word, st)
-        return self.run_command(node, argv, st, depth, last_word)
+        return self.run_command(node, argv, st, depth, last_word, assigns)
+
+    def environment(self, st: State, assigns=()) -> dict:
+        """The environment a program started here gets: the exported scalar variables (a Field
+        each; bash exports no arrays), with the command's own `NAME=value` prefixes. Asked for
+        by the `on_command` callback only when the command is one it records."""
+        scope = st
+        if assigns:
+            scope = st.fork()
+            for group in assigns:
+                self.i.variables.assign_node(group[0], scope, extra=group[1:], attrs={"exported": True})
+        return {name: var.value for name, var in scope.vars.items() if var.exported and isinstance(var.value, Field)}
 
     def _escaped_blanks_before(self, group: list, st: State) -> list:
         """`\\ ` that starts a word (`a=1 \\ #b`): tree-sitter-bash leaves it between the
@@ -161,9 +172,11 @@ class Commands:
         )
         return last_word
 
-    def run_command(self, node, argv: list[Field], st: State, depth: int, last_word: str = "") -> list[State]:
+    def run_command(
+        self, node, argv: list[Field], st: State, depth: int, last_word: str = "", assigns=()
+    ) -> list[State]:
         loc = self.i.script.loc(node)
-        launch = self.i.ctx.on_command(list(argv), loc, last_word)
+        launch = self.i.ctx.on_command(list(argv), loc, last_word, lambda: self.environment(st, assigns))
         if launch is not None:
             st.launches.append(launch)
             st.status = 0
@@ -192,7 +205,7 @@ class Commands:
             if not rest:
                 st.status = 0
                 return [st]
-            results = self.run_command(node, rest, st, depth, last_word)
+            results = self.run_command(node, rest, st, depth, last_word, assigns)
             if name == "exec":
                 for r in results:
                     if not r.flow:

@@ -83,7 +83,7 @@ class Context:
         self.ambient = ambient
         self.allowance = allowance  # the script's steps and time, shared by its profiles
         self.budget = allowance.budget
-        self.on_command = on_command  # (argv, loc, last_word) -> a launch record, or None
+        self.on_command = on_command  # (argv, loc, last_word, environment) -> a launch record, or None
         self.always_set = ALWAYS_SET
         self.read_file = read_file  # path -> bytes | None (the pipeline's one reader)
         self.parsed: dict[str, Script] = {}
