@@ -109,16 +109,15 @@ def _byte_offset(script, loc: Loc) -> int | None:
 
 
 def word_at(script, loc: Loc):
-    """The whole shell word (argument, array element, assigned value) that starts at `loc`."""
+    """(the whole shell word around `loc` (an argument, an array element, an assigned value),
+    the byte offset of `loc`), or (None, None)."""
     offset = _byte_offset(script, loc)
     if offset is None:
-        return None
+        return None, None
     node = script.root.descendant_for_byte_range(offset, offset)
     while node is not None and node.parent is not None and node.parent.type in ("string", "concatenation"):
         node = node.parent
-    if node is None or node.start_byte != offset:
-        return None
-    return node
+    return node, offset
 
 
 def _char_len(lead: int) -> int:
@@ -173,11 +172,13 @@ def literal_chars(script, node, out: list) -> bool:
 
 def locate(script, loc: Loc, fix: Fix, field_) -> tuple[SourceEdit | None, str | None]:
     """(the edit in the file, None) or (None, why the word cannot be rewritten)."""
-    node = word_at(script, loc)
+    node, offset = word_at(script, loc)
     if node is None:
         return None, "the override is not one word of the source here (eval, printf, read or a command wrote it)"
     chars: list = []
     whole = literal_chars(script, node, chars)
+    if not chars or offset not in (node.start_byte, chars[0][1]):
+        return None, "the key is not literal text in the source (it is built from variables)"
     written = "".join(c[0] for c in chars)
     known = field_.pieces[0] if field_.pieces and isinstance(field_.pieces[0], str) else ""
     if whole and written != field_.value or not whole and not known.startswith(written):

@@ -88,8 +88,9 @@ def _with_fix(problem: Problem, tree: dict, overrides: list[str], source) -> Pro
     - `+key=v` over an existing value (not a dict or list, which `+` merges into): drop the `+`;
     - `key=v` on a missing key that is a field of the dataclass its section becomes (absent
       from the YAML), or a new key of a dict-typed field with no existing key close to it: add `+`;
-    - `key=v` on a missing key with exactly one close existing key, where `+` would not do
-      (the dataclass has no such field, or no dataclass owns the section): that key."""
+    - `key=v` on a missing key that is a typo of exactly one existing key (`typo_of`), where `+`
+      would not do (the dataclass has no such field, or no dataclass owns the section): that key.
+    A close key that is no typo (grad_offload and param_offload) is a hint, never a rewrite."""
     if problem.index is None or not problem.key:
         return problem
     key, text = problem.key, overrides[problem.index]
@@ -102,15 +103,49 @@ def _with_fix(problem: Problem, tree: dict, overrides: list[str], source) -> Pro
         return problem
     from ..rules.policy.config_field import addable
 
-    close = close_keys(tree, key, 2)
     status = addable(source, tree, key)
-    if status == "field" or status == "open" and not close:
+    if status == "field" or status == "open" and not close_keys(tree, key, 1):
         return replace(problem, fix=Fix.add_plus(text, key))
-    if len(close) == 1 and status in ("missing", "plain"):
-        found, node = lookup(tree, close[0])
+    meant = typo_of(tree, key)
+    if meant is not None and status in ("missing", "plain"):
+        found, node = lookup(tree, meant)
         if found and not isinstance(node, (dict, list)):
-            return replace(problem, fix=Fix.rename_key(text, key, close[0]))
+            return replace(problem, fix=Fix.rename_key(text, key, meant))
     return problem
+
+
+def typo_of(tree: dict, key: str) -> str | None:
+    """The one existing key that `key` misspells: at the first part of its path the tree lacks,
+    exactly one name is one edit away (a character added, dropped, changed, or two swapped; two
+    edits for names of 10 characters or more). None when no name or several are."""
+    parts = key.split(".")
+    node, depth = tree, 0
+    while depth < len(parts) - 1 and isinstance(node.get(parts[depth]), dict):
+        node = node[parts[depth]]
+        depth += 1
+    name = parts[depth]
+    limit = 2 if len(name) >= 10 else 1
+    near = [k for k in node if isinstance(k, str) and k != name and edit_distance(name, k) <= limit]
+    if len(near) != 1:
+        return None
+    return ".".join(parts[:depth] + near + parts[depth + 1 :])
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Damerau-Levenshtein distance (optimal string alignment): insertions, deletions,
+    substitutions and swaps of two neighbours, one edit each."""
+    if abs(len(a) - len(b)) > 2:
+        return 3
+    prev2, prev = None, list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if prev2 is not None and i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        prev2, prev = prev, cur
+    return prev[len(b)]
 
 
 def lookup(tree: dict, key: str) -> tuple[bool, object]:
@@ -130,8 +165,8 @@ def did_you_mean(tree: dict, key: str) -> str | None:
 
 
 def close_keys(tree: dict, key: str, n: int) -> list[str]:
-    """Up to n existing keys near `key`, nearest first: follow the path while it exists, then
-    the closest names at the first part that does not."""
+    """Up to n existing keys like `key`, nearest first (difflib's ratio, at least 0.75): follow
+    the path while it exists, then the closest names at the first part that does not."""
     parts = key.split(".")
     node, depth = tree, 0
     while depth < len(parts) - 1 and isinstance(node.get(parts[depth]), dict):
