@@ -327,10 +327,10 @@ def _validate(argv) -> int:
         if args.fix or args.diff:
             raise UsageError("--fix and --diff check against one verl release: give --verl once")
         return _matrix(args)
+    if args.fix and "-" in args.paths:
+        raise UsageError("--fix cannot rewrite standard input (-); --diff shows the changes")
     start = time.perf_counter()
     files, source, cache, opts = _setup(args)
-    if args.fix and "-" in files:
-        raise UsageError("--fix cannot rewrite standard input (-); --diff shows the changes")
     _say_entry_origin(source)
     from .result_cache import ResultCache
 

@@ -178,13 +178,13 @@ def locate(script, loc: Loc, fix: Fix, field_) -> tuple[SourceEdit | None, str |
     chars: list = []
     whole = literal_chars(script, node, chars)
     if not chars or offset not in (node.start_byte, chars[0][1]):
-        return None, "the key is not literal text in the source (it is built from variables)"
+        return None, "the key or the text to change is built from variables, not literal in the source"
     written = "".join(c[0] for c in chars)
     known = field_.pieces[0] if field_.pieces and isinstance(field_.pieces[0], str) else ""
     if whole and written != field_.value or not whole and not known.startswith(written):
         return None, "the word here writes more than this override (it is split or joined by the shell)"
     if len(written) < fix.anchor or known[: fix.anchor] != fix.text[: fix.anchor]:
-        return None, "the key is not literal text in the source (it is built from variables)"
+        return None, "the key or the text to change is built from variables, not literal in the source"
     if fix.start == fix.end:
         at = chars[fix.start][1] if fix.start < len(chars) else chars[-1][2]
         return SourceEdit(script.path, at, at, fix.replacement), None
