@@ -400,6 +400,7 @@ def _fix(results, check):
         plan = fix.plan(results)
         made, problems = fix.changes(plan, _digests(results))
         failed += problems
+        written = set()
         for path, (_, new) in made.items():
             try:
                 fix.write(path, new)
@@ -407,7 +408,7 @@ def _fix(results, check):
                 failed.append(f"{path}: cannot write: {err.strerror or err}")
                 continue
             changed.add(path)
-        written = {e for path, edits in plan.edits.items() if path in changed for e in edits}
+            written.update(plan.edits[path])
         count = sum(1 for f in plan.fixed if f.fix.edit in written)
         if not count:
             break

@@ -85,10 +85,6 @@ class Fix:
             return None
         return Fix(text, eq + 1, len(text), value, len(text))
 
-    @property
-    def result(self) -> str:
-        return self.text[: self.start] + self.replacement + self.text[self.end :]
-
 
 # ---- the word in the source ------------------------------------------------
 
