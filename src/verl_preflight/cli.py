@@ -65,6 +65,17 @@ def _parser() -> argparse.ArgumentParser:
         help="worker processes, at least 1 (default: the CPU count; output is the same for any N)",
     )
     p.add_argument("--strict", action="store_true", help="warnings also fail (exit 1)")
+    fixing = p.add_mutually_exclusive_group()
+    fixing.add_argument(
+        "--fix",
+        action="store_true",
+        help="rewrite the scripts where a fixable rule's fix holds in every profile, then report what remains",
+    )
+    fixing.add_argument(
+        "--diff",
+        action="store_true",
+        help="print the changes --fix would make as a unified diff, write nothing (exit 1 when there are any)",
+    )
     p.add_argument("--explain", metavar="RULE", help="print a rule's documentation")
     p.add_argument("--list-rules", action="store_true", help="list every rule with its severity")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
@@ -316,18 +327,34 @@ def _validate(argv) -> int:
 
     _apply_settings(args)
     if args.verl and len(args.verl) > 1:
+        if args.fix or args.diff:
+            raise UsageError("--fix and --diff check against one verl release: give --verl once")
         return _matrix(args)
+    if args.fix and "-" in args.paths:
+        raise UsageError("--fix cannot rewrite standard input (-); --diff shows the changes")
     start = time.perf_counter()
     files, source, cache, opts = _setup(args)
     _say_entry_origin(source)
     from .result_cache import ResultCache
 
     results_cache = ResultCache(source, cache.digest, opts, use_disk=not args.no_cache)
-    results, unreadable = run_files(files, cache, opts, args.jobs or 0, results_cache)
+
+    def check():
+        results, unreadable = run_files(files, cache, opts, args.jobs or 0, results_cache)
+        for r in results:
+            r.findings = _reseverity(r.findings, args.severity)
+        return results, unreadable
+
+    results, unreadable = check()
     for line in _unread_profile_keys(results, opts.pinned):
         print(f"validate-scripts: {line}", file=sys.stderr)
-    for r in results:
-        r.findings = _reseverity(r.findings, args.severity)
+    if args.diff:
+        return _diff(results, unreadable, opts)
+    fix_lines: list[str] = []
+    if args.fix and not unreadable:
+        results, unreadable, fix_lines, failed = _fix(results, check)
+        if failed:
+            unreadable = [*unreadable, *failed]
     findings = [f for r in results for f in r.findings]
     seconds = time.perf_counter() - start
     if args.format == "json":
@@ -346,7 +373,11 @@ def _validate(argv) -> int:
         from .report import text
 
         empty = _empty_folders(args.paths, files)
-        sys.stdout.write(text.render(results, findings, seconds, args.quiet, _use_color(args.color), empty))
+        color = _use_color(args.color)
+        sys.stdout.write(text.render(results, findings, seconds, args.quiet, color, empty, fix_lines))
+        fix_lines = []
+    for line in fix_lines:
+        print(line, file=sys.stderr)
     for line in unreadable:
         print(f"validate-scripts: {line}", file=sys.stderr)
     if unreadable:
@@ -356,6 +387,71 @@ def _validate(argv) -> int:
     if args.strict and any(f.severity == "warning" for f in findings):
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+MAX_FIX_PASSES = 10  # a fix can make another possible (a renamed key whose value is then fixed)
+
+
+def _fix(results, check):
+    """--fix: write the plan's changes, check again, repeat until nothing changes (ruff's loop).
+    (results, unreadable, report lines, write failures): the results are those of the fixed files."""
+    from . import fix
+    from .report.text import counted
+
+    fixed, changed, failed, unreadable = 0, set(), [], []
+    for _ in range(MAX_FIX_PASSES):
+        plan = fix.plan(results)
+        made, problems = fix.changes(plan, _digests(results))
+        failed += problems
+        written = set()
+        for path, (_, new) in made.items():
+            try:
+                fix.write(path, new)
+            except OSError as err:
+                failed.append(f"{path}: cannot write: {err.strerror or err}")
+                continue
+            changed.add(path)
+            written.update(plan.edits[path])
+        count = sum(1 for f in plan.fixed if f.fix.edit in written)
+        if not count:
+            break
+        fixed += count
+        results, unreadable = check()
+    lines = _refusals(fix.plan(results))
+    lines.append(f"fixed {counted(fixed, 'finding')} in {counted(len(changed), 'file')}")
+    return results, unreadable, lines, failed
+
+
+def _diff(results, unreadable, opts) -> int:
+    """--diff: the changes one pass of --fix would make, as a unified diff on standard output;
+    what it would fix and what it refuses on standard error. Exit 1 when there is a change."""
+    from . import fix
+    from .report.text import counted
+
+    plan = fix.plan(results)
+    made, problems = fix.changes(plan, _digests(results), opts.stdin)
+    for path in sorted(made):
+        sys.stdout.write(fix.unified_diff(path, *made[path]))
+    for line in [*_refusals(plan), *problems, *unreadable]:
+        print(line, file=sys.stderr)
+    count = sum(1 for f in plan.fixed if f.fix.edit.path in made)
+    print(f"would fix {counted(count, 'finding')} in {counted(len(made), 'file')}", file=sys.stderr)
+    if unreadable:
+        return EXIT_USAGE
+    return EXIT_FINDINGS if made else EXIT_OK
+
+
+def _refusals(plan) -> list[str]:
+    """A note for each fixable finding whose fix is not applied, and why."""
+    return [f"{f.path}:{f.line}:{f.column}: note: not fixed [{f.rule}]: {why}" for f, why in plan.refused]
+
+
+def _digests(results) -> dict:
+    """The SHA-256 of every file the run read, by absolute path (what the edits were made on)."""
+    out: dict = {}
+    for r in results:
+        out.update(r.deps)
+    return out
 
 
 def _empty_folders(paths, files) -> list[str]:

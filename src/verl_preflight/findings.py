@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from .fix import Fix
+
 SEVERITIES = ("error", "warning", "info")
 
 
@@ -17,12 +19,13 @@ class Finding:
     message: str
     key: str | None = None
     profiles: tuple = field(default=())  # (values.Profile, ...) in which it holds; () for script-wide
+    fix: Fix | None = None  # how `--fix` repairs it (fix.py), set by a fixable rule
 
     @staticmethod
-    def at(loc, rule: str, severity: str, message: str, key: str | None = None) -> Finding:
+    def at(loc, rule: str, severity: str, message: str, key: str | None = None, fix: Fix | None = None) -> Finding:
         if loc is None:
-            return Finding("", 0, 0, rule, severity, message, key)
-        return Finding(loc.path, loc.line, loc.col, rule, severity, message, key)
+            return Finding("", 0, 0, rule, severity, message, key, fix=fix)
+        return Finding(loc.path, loc.line, loc.col, rule, severity, message, key, fix=fix)
 
     def in_profile(self, profile) -> Finding:
         return replace(self, profiles=(profile,))
@@ -35,11 +38,11 @@ def merge_findings(findings) -> list[Finding]:
     """Merge findings that differ only in their profile; keep profile order."""
     merged: dict[tuple, list] = {}
     for f in findings:
-        k = (f.path, f.line, f.column, f.rule, f.severity, f.message, f.key)
+        k = (f.path, f.line, f.column, f.rule, f.severity, f.message, f.key, f.fix)
         bucket = merged.setdefault(k, [])
         for p in f.profiles:
             if p not in bucket:
                 bucket.append(p)
-    out = [Finding(k[0], k[1], k[2], k[3], k[4], k[5], k[6], tuple(v)) for k, v in merged.items()]
+    out = [Finding(*k[:7], tuple(v), k[7]) for k, v in merged.items()]
     out.sort(key=Finding.sort_key)
     return out

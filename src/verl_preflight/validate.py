@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from . import suppressions
+from . import fix, suppressions
 from .findings import Finding, merge_findings
 from .hydra_stage.check import check_launch, config_name_of
 from .hydra_stage.tree import ConfigCache
@@ -72,6 +72,7 @@ class ScriptResult:
     fatal: str | None = None
     deps: dict = field(default_factory=dict)  # every file read: path -> SHA-256 (None: unreadable)
     reads: set = field(default_factory=set)  # variables the script (or what it sources) expands
+    reached: set = field(default_factory=set)  # (path, line, col) of every word passed to a launch (--fix)
 
 
 def note_finding(note) -> Finding:
@@ -113,6 +114,7 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
     info = prof.scan(script, read_file=read_file)
     result.reads = set(info.reads) | set(info.inputs) | set(info.tested)
     unset = prof.unset_inputs(info)
+    unseen = "the profiles are pinned (--profile): the others are not known" if opts.current or opts.pinned else None
     ambient = opts.ambient
     if opts.current:
         envs, ambient = [current_env(prof.dimensions(info), opts.device)], dict(os.environ)
@@ -121,11 +123,13 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
         unset |= {k for p in envs for k in p}
     else:
         envs, total = prof.enumerate_profiles(prof.dimensions(info), opts.max_profiles)
+        unseen = f"only {len(envs)} of {total} profiles were checked (--max-profiles)" if total > len(envs) else None
         if total > len(envs):
             message = f"{total} profiles, only the first {len(envs)} were checked (--max-profiles)"
             findings.append(ProfilesCapped.emit(Loc(path, 1, 1), message))
     stack_inputs = _StackInputs(path, data, opts, read_file)
     all_launches = []
+    checked: list[fix.LaunchFindings] = []  # each launch in each profile, with its findings
     parsed: dict = {}
     allowance = Allowance(opts.budget)  # one step and time budget for the script, shared by its profiles
     evaluated = [
@@ -146,6 +150,8 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
         for outcome in outcomes:
             profile = outcome.profile
             launches = []
+            if outcome.status == "incomplete":
+                unseen = f"profile {profile.describe()} could not be followed to its end"
             findings.extend(_say_profile(note_finding(n), info, profile) for n in outcome.notes)
             for launch in outcome.launches:
                 all_launches.append(launch)
@@ -153,20 +159,25 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
                 config_name = config_name_of(spec, cache)
                 overrides = [o.display for o in spec.overrides]
                 launches.append(LaunchResult(spec.loc.line, spec.module, config_name, overrides, spec))
+                this = fix.LaunchFindings(profile, spec)
+                checked.append(this)
                 if config_name is not None or cache is None:  # a module that is no Hydra app parses its own args
-                    findings.extend(p.in_profile(profile) for p in spec.problems)
-                if cache is None or not spec.trains:
-                    continue
-                findings.extend(f.in_profile(profile) for f in check_launch(spec, config_name, cache))
-                if opts.schema is not None:
-                    view = build_view(spec, config_name, profile, cache)
-                    if view is not None:
-                        view.stack = stack_inputs.stack_of(view)
-                        found = run_launch_rules(opts.schema, view, opts)
-                        findings.extend(f.in_profile(profile) for f in found)
+                    this.findings.extend(p.in_profile(profile) for p in spec.problems)
+                if cache is not None and spec.trains:
+                    this.findings.extend(f.in_profile(profile) for f in check_launch(spec, config_name, cache))
+                    if opts.schema is not None:
+                        view = build_view(spec, config_name, profile, cache)
+                        if view is not None:
+                            view.stack = stack_inputs.stack_of(view)
+                            found = run_launch_rules(opts.schema, view, opts)
+                            this.findings.extend(f.in_profile(profile) for f in found)
+                findings.extend(this.findings)
             result.profiles.append(ProfileResult(profile, outcome.status, launches))
     if opts.schema is not None:
         findings.extend(run_script_rules(opts.schema, ScriptContext(script, parsed, all_launches, read_file.text)))
+    scripts = {script.path: script, **{s.path: s for s in parsed.values()}}
+    findings = fix.resolve(findings, checked, scripts, unseen)
+    result.reached = {(f.loc.path, f.loc.line, f.loc.col) for la in checked for f in la.spec.argv if f.loc}
     sources = {path: data.decode("utf-8", "replace")}
     sources.update({p: s.source.decode("utf-8", "replace") for p, s in parsed.items()})
     result.findings = merge_findings(suppressions.apply(findings, sources))

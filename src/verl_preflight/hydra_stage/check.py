@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import difflib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from ..fix import Fix
 
 
 @dataclass(frozen=True)
@@ -24,6 +26,7 @@ class Problem:
     rule: str
     key: str | None
     message: str
+    fix: Fix | None = None  # the mechanical repair, where one is certain
 
 
 class Fallback(Exception):
@@ -67,7 +70,7 @@ def check_overrides(cache, config_name: str, overrides: list[str]) -> list[Probl
         return [Problem(culprit, "config-group", key, snap["error"])]
     value_idx = [i for i, r in enumerate(records) if i not in set(group_idx) and not r["sweep"]]
     found = _value_problems(cache, config_name, group_lines, snap, overrides, records, value_idx)
-    return [_with_hint(p, snap["tree"]) for p in found]
+    return [_with_fix(_with_hint(p, snap["tree"]), snap["tree"], overrides, cache.source) for p in found]
 
 
 def _with_hint(problem: Problem, tree: dict) -> Problem:
@@ -80,17 +83,97 @@ def _with_hint(problem: Problem, tree: dict) -> Problem:
     return Problem(problem.index, problem.rule, problem.key, f"{problem.message} (did you mean '{close}'?)")
 
 
-def did_you_mean(tree: dict, key: str) -> str | None:
-    """The nearest existing key: follow the path while it exists, then the closest name."""
+def _with_fix(problem: Problem, tree: dict, overrides: list[str], source) -> Problem:
+    """The repair `--fix` may make, where the composition says it is the right one:
+    - `+key=v` over an existing value (not a dict or list, which `+` merges into): drop the `+`;
+    - `key=v` on a missing key that is a field of the dataclass its section becomes (absent
+      from the YAML), or a new key of a dict-typed field with no existing key close to it: add `+`;
+    - `key=v` on a missing key that is a typo of exactly one existing key (`typo_of`), where `+`
+      would not do (the dataclass has no such field, or no dataclass owns the section): that key.
+    A close key that is no typo (grad_offload and param_offload) is a hint, never a rewrite."""
+    if problem.index is None or not problem.key:
+        return problem
+    key, text = problem.key, overrides[problem.index]
+    if problem.rule == "override-append-existing":
+        found, node = lookup(tree, key)
+        if found and isinstance(node, (dict, list)):
+            return problem
+        return replace(problem, fix=Fix.drop_plus(text, key))
+    if problem.rule != "override-missing-key":
+        return problem
+    from ..rules.policy.config_field import addable
+
+    status = addable(source, tree, key)
+    if status == "field" or status == "open" and not close_keys(tree, key, 1):
+        return replace(problem, fix=Fix.add_plus(text, key))
+    meant = typo_of(tree, key)
+    if meant is not None and status in ("missing", "plain"):
+        found, node = lookup(tree, meant)
+        if found and not isinstance(node, (dict, list)):
+            return replace(problem, fix=Fix.rename_key(text, key, meant))
+    return problem
+
+
+def typo_of(tree: dict, key: str) -> str | None:
+    """The one existing key that `key` misspells: at the first part of its path the tree lacks,
+    exactly one name is one edit away (a character added, dropped, changed, or two swapped; two
+    edits for names of 10 characters or more). None when no name or several are."""
     parts = key.split(".")
     node, depth = tree, 0
     while depth < len(parts) - 1 and isinstance(node.get(parts[depth]), dict):
         node = node[parts[depth]]
         depth += 1
-    close = difflib.get_close_matches(parts[depth], [k for k in node if isinstance(k, str)], n=1, cutoff=0.75)
-    if not close:
+    name = parts[depth]
+    limit = 2 if len(name) >= 10 else 1
+    near = [k for k in node if isinstance(k, str) and k != name and edit_distance(name, k) <= limit]
+    if len(near) != 1:
         return None
-    return ".".join(parts[:depth] + [close[0]] + parts[depth + 1 :])
+    return ".".join(parts[:depth] + near + parts[depth + 1 :])
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Damerau-Levenshtein distance (optimal string alignment): insertions, deletions,
+    substitutions and swaps of two neighbours, one edit each."""
+    if abs(len(a) - len(b)) > 2:
+        return 3
+    prev2, prev = None, list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if prev2 is not None and i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        prev2, prev = prev, cur
+    return prev[len(b)]
+
+
+def lookup(tree: dict, key: str) -> tuple[bool, object]:
+    """(whether `key` is in the tree, its node)."""
+    node = tree
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return False, None
+        node = node[part]
+    return True, node
+
+
+def did_you_mean(tree: dict, key: str) -> str | None:
+    """The nearest existing key: follow the path while it exists, then the closest name."""
+    close = close_keys(tree, key, 1)
+    return close[0] if close else None
+
+
+def close_keys(tree: dict, key: str, n: int) -> list[str]:
+    """Up to n existing keys like `key`, nearest first (difflib's ratio, at least 0.75): follow
+    the path while it exists, then the closest names at the first part that does not."""
+    parts = key.split(".")
+    node, depth = tree, 0
+    while depth < len(parts) - 1 and isinstance(node.get(parts[depth]), dict):
+        node = node[parts[depth]]
+        depth += 1
+    close = difflib.get_close_matches(parts[depth], [k for k in node if isinstance(k, str)], n=n, cutoff=0.75)
+    return [".".join(parts[:depth] + [c] + parts[depth + 1 :]) for c in close]
 
 
 def _value_problems(cache, config_name, group_lines, snap, overrides, records, value_idx) -> list[Problem]:
@@ -461,5 +544,5 @@ def check_launch(spec, config_name: str | None, cache) -> list:
             continue  # a type check of the stand-in, not of the script's value
         loc = o.loc if o is not None else spec.loc
         message = o.shown(p.message) if o is not None else p.message
-        findings.append(rule_class(p.rule).emit(loc, message, p.key))
+        findings.append(rule_class(p.rule).emit(loc, message, p.key, p.fix if o is not None else None))
     return findings

@@ -11,9 +11,10 @@ def explain(rule_id: str) -> str | None:
     r = get(rule_id)
     if r is None:
         return None
-    parts = [f"{r.id} ({r.severity}, {r.stage}): {r.summary}", "", r.why]
+    parts = [f"{r.id} ({r.severity}, {r.stage}{', fixable' if r.fixable else ''}): {r.summary}", "", r.why]
     if r.ground_truth:
         parts += ["", f"Ground truth: {r.ground_truth}"]
+    parts += ["", fix_text(r)]
     parts += ["", "Fails:", _indent(r.bad), "", "Passes:", _indent(r.good)]
     return "\n".join(parts) + "\n"
 
@@ -22,9 +23,19 @@ def nearest(rule_id: str) -> list[str]:
     return difflib.get_close_matches(rule_id, list(registry()), n=3, cutoff=0.5)
 
 
+def fix_text(r) -> str:
+    """Whether `--fix` repairs a rule's findings, and how."""
+    if not r.fixable:
+        return "Fix: none; --fix leaves it to you."
+    return f"Fix: --fix {r.fix_doc}"
+
+
 def listing() -> str:
+    """One rule a line: id, severity, `fixable` where --fix repairs it, summary."""
     width = max(len(r.id) for r in all_rules())
-    return "".join(f"{r.id.ljust(width)}  {r.severity:<7}  {r.summary}\n" for r in all_rules())
+    return "".join(
+        f"{r.id.ljust(width)}  {r.severity:<7}  {'fixable' if r.fixable else '':<7}  {r.summary}\n" for r in all_rules()
+    )
 
 
 def _indent(text: str) -> str:
@@ -49,14 +60,20 @@ def markdown() -> str:
         "Silence one finding with `# validate-scripts: disable=RULE[,RULE]` on its line or the line "
         "above, or a whole file with `# validate-scripts: disable-file=RULE`.",
         "",
+        "Rules marked *fixable* are repaired in the script by `--fix` (`--diff` shows the change); "
+        "the others are left to you.",
+        "",
     ]
     stage = None
     for r in all_rules():
         if r.stage != stage:
             stage = r.stage
             out += [f"## {_STAGE_TITLES[stage]}", ""]
-        out += [f"### `{r.id}` ({r.severity})", "", r.summary[:1].upper() + r.summary[1:] + ".", "", r.why, ""]
+        tag = f"{r.severity}, fixable" if r.fixable else r.severity
+        out += [f"### `{r.id}` ({tag})", "", r.summary[:1].upper() + r.summary[1:] + ".", "", r.why, ""]
         if r.ground_truth:
             out += [f"Ground truth: {r.ground_truth}", ""]
+        if r.fixable:
+            out += [fix_text(r), ""]
         out += ["Fails:", "", "```bash", r.bad, "```", "", "Passes:", "", "```bash", r.good, "```", ""]
     return "\n".join(out)

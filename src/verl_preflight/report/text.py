@@ -40,7 +40,7 @@ def finding_line(f, color: bool = False, all_profiles=None) -> str:
     return f"{where}: {severity}: {f.message} [{f.rule}]{profile_text(f.profiles, all_profiles)}"
 
 
-def _count(n: int, word: str) -> str:
+def counted(n: int, word: str) -> str:
     return f"{n} {word}{'s' if n != 1 else ''}"
 
 
@@ -50,10 +50,10 @@ def summary(results, findings, seconds: float) -> str:
     errors = sum(1 for f in findings if f.severity == "error")
     warnings = sum(1 for f in findings if f.severity == "warning")
     return (
-        f"{_count(len(results), 'script')}, {_count(n_profiles, 'profile')}, {_count(n_launches, 'launch')}".replace(
+        f"{counted(len(results), 'script')}, {counted(n_profiles, 'profile')}, {counted(n_launches, 'launch')}".replace(
             "launchs", "launches"
         )
-        + f": {_count(errors, 'error')}, {_count(warnings, 'warning')} ({seconds:.2f}s)"
+        + f": {counted(errors, 'error')}, {counted(warnings, 'warning')} ({seconds:.2f}s)"
     )
 
 
@@ -77,10 +77,15 @@ def pass_notes(results, empty_folders=()) -> list[str]:
     return lines
 
 
-def render(results, findings, seconds: float, quiet: bool = False, color: bool = False, empty_folders=()) -> str:
+def render(
+    results, findings, seconds: float, quiet: bool = False, color: bool = False, empty_folders=(), fix_lines=()
+) -> str:
+    """`fix_lines`: after --fix, the fixes refused and what was fixed (before the summary)."""
     by_script = {r.path: [p.profile for p in r.profiles] for r in results}
     lines = [finding_line(f, color, by_script.get(f.path)) for f in findings if not (quiet and f.severity == "info")]
     if not quiet:
         lines += pass_notes(results, empty_folders)
+    lines += fix_lines
+    if not quiet:
         lines.append(summary(results, findings, seconds))
     return "\n".join(lines) + ("\n" if lines else "")

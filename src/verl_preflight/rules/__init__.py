@@ -33,6 +33,7 @@ class Rule:
     bad: ClassVar[str] = ""
     good: ClassVar[str] = ""
     fixable: ClassVar[bool] = False
+    fix_doc: ClassVar[str] = ""  # what `--fix` changes, and where it refuses (fixable rules)
     run_wide: ClassVar[bool] = False  # the same note for the whole run: reported once
     scope: ClassVar[str | None] = None  # "launch" or "script" for policy rules with a check
     default_params: ClassVar[dict] = {}
@@ -45,13 +46,18 @@ class Rule:
         self.params = {**self.default_params, **(params or {})}
 
     @classmethod
-    def emit(cls, loc, message: str, key: str | None = None) -> Finding:
-        """A finding of this rule at its default severity (stages use this)."""
-        return Finding.at(loc, cls.id, cls.severity, message, key)
+    def emit(cls, loc, message: str, key: str | None = None, fix=None) -> Finding:
+        """A finding of this rule at its default severity (stages use this); `fix` (a fix.Fix)
+        only from a rule that says it is fixable."""
+        if fix is not None and not cls.fixable:
+            raise TypeError(f"rule {cls.id} is not fixable, yet a fix was given")
+        return Finding.at(loc, cls.id, cls.severity, message, key, fix)
 
-    def finding(self, loc, message: str, key: str | None = None) -> Finding:
+    def finding(self, loc, message: str, key: str | None = None, fix=None) -> Finding:
         """A finding of this configured rule (policy checks use this)."""
-        return Finding.at(loc, self.id, self.severity, message, key)
+        if fix is not None and not self.fixable:
+            raise TypeError(f"rule {self.id} is not fixable, yet a fix was given")
+        return Finding.at(loc, self.id, self.severity, message, key, fix)
 
     # policy rules override one of these
     def check_launch(self, view, ctx) -> list[Finding]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from ..fix import Fix
 from . import Rule
 from .view import is_unknown
 
@@ -78,7 +79,8 @@ class RequiredValue(DataPolicy):
             if setting is None and view.default(key) is not None and view.interpolated(key):
                 continue  # follows another key, which is checked in its own right
             if not same(value, wanted):
-                out.append(self.finding(view.where(key), self.message(key, value, view), key))
+                fix = Fix.set_value(setting.text, show(wanted)) if self.fixable and setting is not None else None
+                out.append(self.finding(view.where(key), self.message(key, value, view), key, fix))
         return out
 
 

@@ -17,3 +17,5 @@ class OverrideAppendExisting(Rule):
     )
     bad = "+actor_rollout_ref.actor.megatron.use_mbridge=True"
     good = "actor_rollout_ref.actor.megatron.use_mbridge=True"
+    fixable = True
+    fix_doc = "drops the `+` (inside the quotes it sits in), unless the item is a dict or list, which `+` merges into."

@@ -16,7 +16,11 @@ from .. import Rule
 
 def dataclass_registry(view):
     """The config dataclasses of the verl tree the launch composes against; None without its source."""
-    source = view.source
+    return registry_of(view.source)
+
+
+def registry_of(source):
+    """The config dataclasses of a verl config source; None without its Python source."""
     if source is None:
         return None
     root = source.package_root or find_verl_root(source.path)
@@ -25,8 +29,13 @@ def dataclass_registry(view):
 
 def owner_of(view, key: str):
     """(target, relative parts): the deepest `_target_` node above `key` in the composed tree."""
+    return owner_in(view.tree, key)
+
+
+def owner_in(tree: dict, key: str):
+    """(target, relative parts): the deepest `_target_` node above `key` in `tree`."""
     parts = key.split(".")
-    node, target, depth = view.tree, None, 0
+    node, target, depth = tree, None, 0
     for i, part in enumerate(parts[:-1]):
         if not isinstance(node, dict) or part not in node:
             break
@@ -59,6 +68,20 @@ def field_owner(registry, target: str, rel: list[str]):
             continue
         return target, name, "open"
     return target, None, None
+
+
+def addable(source, tree: dict, key: str) -> str | None:
+    """What `+key` adds, for a key the composed `tree` lacks: "field" (a field of the dataclass its
+    section becomes, absent from the YAML), "open" (a key of a dict-typed field, which takes any),
+    "missing" (the dataclass has no such field: verl would fail), "plain" (no dataclass owns the
+    section), None (cannot tell: no verl source, or a field of a type not read)."""
+    target, rel = owner_in(tree, key)
+    if target is None:
+        return "plain"
+    registry = registry_of(source)
+    if registry is None or not rel:
+        return None
+    return field_owner(registry, target, rel)[2]
 
 
 class ConfigField(Rule):

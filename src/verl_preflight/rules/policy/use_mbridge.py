@@ -17,6 +17,11 @@ class UseMbridge(RequiredValue):
     ground_truth = "verl 1dda039b9 verl/workers/engine/megatron/transformer_impl.py:191 (AssertionError)"
     bad = "actor_rollout_ref.actor.megatron.use_mbridge=False"
     good = "actor_rollout_ref.actor.megatron.use_mbridge=True"
+    fixable = True
+    fix_doc = (
+        "sets the value the script wrote to True (a value the script does not write, or builds from a "
+        "variable, is left to you)."
+    )
     spec = {
         "when": {"engine": "megatron"},
         "keys": {

@@ -1,0 +1,361 @@
+"""`--fix` and `--diff`: rewrite the word of the script that wrote a mechanical mistake.
+
+A fixable rule attaches a `Fix` to its finding: characters [start, end) of the
+override, as checked, become `replacement` (drop the `+` of `+key=v`, add one to
+`key=v`, rename a misspelt key, set a value). The pipeline then ties each fix to
+the source (`resolve`): the word at the finding's location is found again in
+the parsed file that wrote it (the script, a file it sources, an array element
+far from the launch), its literal text is read back with bash's quoting
+(`"..."`, `'...'`, backslashes) and must write exactly this override, with the
+key (and whatever changes) literal, not built from variables. Only the
+characters that change are rewritten, inside the quotes they sit in; comments,
+layout and every other byte stay.
+
+A fix is applied only when it holds everywhere its word goes: every launch, in
+every profile (and every script, `plan`), that receives the word must report
+the same finding with the same rewrite. Otherwise it is refused and says why.
+Profiles the run did not see (a capped or an unfinished evaluation) refuse all.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+
+from .values import Loc
+
+_SAFE_REPLACEMENT = re.compile(r"[\w.+\-/@]*")  # needs no quoting in any context it lands in
+_UNQUOTED_STOPS = frozenset(b"$`*?[]{}~'\"")  # unquoted text bash may expand, or the end of the literal part
+
+
+@dataclass(frozen=True)
+class SourceEdit:
+    """Bytes [start, end) of the file at `path` become `replacement`."""
+
+    path: str
+    start: int
+    end: int
+    replacement: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A rule's repair of one override: its characters [start, end) (of `text`, the override as
+    checked) become `replacement`; its first `anchor` characters (the key, and what changes) must
+    be literal text in the source. `resolve` sets `edit` (where in the file) or `refused` (why not)."""
+
+    text: str
+    start: int
+    end: int
+    replacement: str
+    anchor: int
+    edit: SourceEdit | None = None
+    refused: str | None = None
+
+    @staticmethod
+    def drop_plus(text: str, key: str) -> Fix | None:
+        """`+key=v` -> `key=v`."""
+        if not text.startswith("+" + key) or text.startswith("++"):
+            return None
+        return Fix(text, 0, 1, "", 1 + len(key))
+
+    @staticmethod
+    def add_plus(text: str, key: str) -> Fix | None:
+        """`key=v` -> `+key=v`."""
+        if not text.startswith(key + "="):
+            return None
+        return Fix(text, 0, 0, "+", len(key))
+
+    @staticmethod
+    def rename_key(text: str, key: str, new_key: str) -> Fix | None:
+        """`key=v` -> `new_key=v`."""
+        if not text.startswith(key + "=") or not _SAFE_REPLACEMENT.fullmatch(new_key):
+            return None
+        return Fix(text, 0, len(key), new_key, len(key))
+
+    @staticmethod
+    def set_value(text: str, value: str) -> Fix | None:
+        """`[+[+]]key=old` -> `[+[+]]key=value`."""
+        eq = text.find("=")
+        if eq < 0 or not _SAFE_REPLACEMENT.fullmatch(value):
+            return None
+        return Fix(text, eq + 1, len(text), value, len(text))
+
+
+# ---- the word in the source ------------------------------------------------
+
+
+def _byte_offset(script, loc: Loc) -> int | None:
+    """The byte offset of a location (1-based line, character column) in the parsed file."""
+    lines = script.source.split(b"\n")
+    if not 1 <= loc.line <= len(lines):
+        return None
+    line = lines[loc.line - 1]
+    start = sum(len(x) + 1 for x in lines[: loc.line - 1])
+    if line[: loc.col - 1].isascii():
+        return start + loc.col - 1 if loc.col - 1 <= len(line) else None
+    for b in range(len(line) + 1):
+        if len(line[:b].decode("utf-8", "replace")) == loc.col - 1:
+            return start + b
+    return None
+
+
+def word_at(script, loc: Loc):
+    """(the whole shell word around `loc` (an argument, an array element, an assigned value),
+    the byte offset of `loc`), or (None, None)."""
+    offset = _byte_offset(script, loc)
+    if offset is None:
+        return None, None
+    node = script.root.descendant_for_byte_range(offset, offset)
+    while node is not None and node.parent is not None and node.parent.type in ("string", "concatenation"):
+        node = node.parent
+    return node, offset
+
+
+def _char_len(lead: int) -> int:
+    return 4 if lead >= 0xF0 else 3 if lead >= 0xE0 else 2 if lead >= 0xC0 else 1
+
+
+def _literal(src: bytes, a: int, b: int, out: list, escapes: bytes | None) -> bool:
+    """Read src[a:b] as bash would (`escapes`: what a backslash escapes; None: any character,
+    as unquoted). Append (character, start, end, written as itself); False at text bash expands."""
+    i = a
+    while i < b:
+        c = src[i]
+        if c == 0x5C and i + 1 < b and (escapes is None or src[i + 1] in escapes):  # backslash
+            if src[i + 1] == 0x0A:
+                return False  # a line continuation: not a character
+            n = _char_len(src[i + 1])
+            out.append((src[i + 1 : i + 1 + n].decode("utf-8", "replace"), i, i + 1 + n, False))
+            i += 1 + n
+            continue
+        if c in b"$`" or (escapes is None and c in _UNQUOTED_STOPS):
+            return False
+        n = _char_len(c)
+        try:
+            ch = src[i : i + n].decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+        out.append((ch, i, i + n, True))
+        i += n
+    return True
+
+
+def literal_chars(script, node, out: list) -> bool:
+    """The characters a word writes, in order, up to its first part that is not literal text
+    (an expansion, a command substitution). True when the whole word is literal."""
+    src = script.source
+    kind = node.type
+    if kind in ("word", "number"):
+        return _literal(src, node.start_byte, node.end_byte, out, None)
+    if kind == "raw_string":
+        return _literal(src, node.start_byte + 1, node.end_byte - 1, out, b"")
+    if kind == "string":
+        pos = node.start_byte + 1
+        for child in node.named_children:
+            if child.type != "string_content":
+                _literal(src, pos, child.start_byte, out, b'$`"\\\n')
+                return False
+        return _literal(src, pos, node.end_byte - 1, out, b'$`"\\\n')
+    if kind == "concatenation":
+        return all(literal_chars(script, child, out) for child in node.children)
+    return False
+
+
+def locate(script, loc: Loc, fix: Fix, field_) -> tuple[SourceEdit | None, str | None]:
+    """(the edit in the file, None) or (None, why the word cannot be rewritten)."""
+    node, offset = word_at(script, loc)
+    if node is None:
+        return None, "the override is not one word of the source here (eval, printf, read or a command wrote it)"
+    chars: list = []
+    whole = literal_chars(script, node, chars)
+    if not chars or offset not in (node.start_byte, chars[0][1]):
+        return None, "the key or the text to change is built from variables, not literal in the source"
+    written = "".join(c[0] for c in chars)
+    known = field_.pieces[0] if field_.pieces and isinstance(field_.pieces[0], str) else ""
+    if whole and written != field_.value or not whole and not known.startswith(written):
+        return None, "the word here writes more than this override (it is split or joined by the shell)"
+    if len(written) < fix.anchor or known[: fix.anchor] != fix.text[: fix.anchor]:
+        return None, "the key or the text to change is built from variables, not literal in the source"
+    if fix.start == fix.end:
+        at = chars[fix.start][1] if fix.start < len(chars) else chars[-1][2]
+        return SourceEdit(script.path, at, at, fix.replacement), None
+    span = chars[fix.start : fix.end]
+    if not all(c[3] for c in span) or any(x[2] != y[1] for x, y in zip(span, span[1:], strict=False)):
+        return None, "the text to change is written with escapes"
+    return SourceEdit(script.path, span[0][1], span[-1][2], fix.replacement), None
+
+
+# ---- one script: every launch, every profile ----------------------------------
+
+
+@dataclass
+class LaunchFindings:
+    """One launch in one profile and the findings the checks made for it."""
+
+    profile: object  # values.Profile
+    spec: object  # launches.LaunchSpec
+    findings: list = field(default_factory=list)
+
+
+def resolve(findings: list, launches: list[LaunchFindings], scripts: dict, unseen: str | None = None) -> list:
+    """The findings with each fix tied to the source or refused. `scripts`: path -> parsed
+    Script of every file the run read; `unseen`: why some launches were not seen (refuse all)."""
+    reach: dict[Loc, set[int]] = defaultdict(set)
+    for n, la in enumerate(launches):
+        for f in la.spec.argv:
+            if f.loc is not None:
+                reach[f.loc].add(n)
+    located: dict[int, tuple] = {}  # id(finding) -> (word, edit, why not)
+    votes: dict[tuple, set[int]] = defaultdict(set)  # (word, edit) -> launches that ask for it
+    for n, la in enumerate(launches):
+        for f in la.findings:
+            if f.fix is None:
+                continue
+            word = Loc(f.path, f.line, f.column)
+            edit, why = _locate_in_launch(la.spec, word, f.fix, scripts)
+            located[id(f)] = (word, edit, why)
+            if edit is not None:
+                votes[(word, edit)].add(n)
+    out = []
+    for f in findings:
+        if f.fix is None:
+            out.append(f)
+            continue
+        word, edit, why = located.get(id(f), (None, None, "the finding is not about one launch"))
+        if unseen:
+            edit, why = None, unseen
+        elif edit is not None:
+            others = sorted(reach[word] - votes[(word, edit)])
+            if others:
+                where = "; ".join(dict.fromkeys(launches[n].profile.describe() for n in others))
+                edit, why = None, f"the word also reaches a launch where this fix does not hold (profile {where})"
+        out.append(replace(f, fix=replace(f.fix, edit=edit, refused=why)))
+    return out
+
+
+def _locate_in_launch(spec, word: Loc, fix: Fix, scripts: dict):
+    matches = {o.field for o in spec.overrides if o.loc == word and o.checkable == fix.text}
+    if len(matches) != 1:
+        return None, "the word writes more than one override"
+    script = scripts.get(word.path)
+    if script is None:
+        return None, "the override does not come from a file of the script"
+    return locate(script, word, fix, matches.pop())
+
+
+# ---- the run: every script ---------------------------------------------------------
+
+
+def _word_key(path: str, line: int, col: int) -> tuple:
+    return (os.path.realpath(path), line, col)
+
+
+@dataclass
+class Plan:
+    """The edits one pass makes, by file (as reported), and what it fixes or refuses."""
+
+    edits: dict = field(default_factory=dict)  # path -> [SourceEdit] in file order, none overlapping
+    fixed: list = field(default_factory=list)  # findings whose edit is in the plan
+    refused: list = field(default_factory=list)  # (finding, why)
+
+    def __bool__(self) -> bool:
+        return bool(self.edits)
+
+
+def plan(results) -> Plan:
+    """The edits the findings of a run ask for, where every script that passes the word agrees."""
+    asked: dict[tuple, set[int]] = defaultdict(set)
+    for i, r in enumerate(results):
+        for f in r.findings:
+            if f.fix is not None and f.fix.edit is not None:
+                asked[(_word_key(f.path, f.line, f.column), f.fix.edit)].add(i)
+    reached = [{_word_key(*w) for w in r.reached} for r in results]
+    out = Plan()
+    chosen: dict[str, dict[SourceEdit, list]] = defaultdict(dict)
+    for r in results:
+        for f in r.findings:
+            if f.fix is None:
+                continue
+            if f.fix.edit is None:
+                out.refused.append((f, f.fix.refused))
+                continue
+            word = _word_key(f.path, f.line, f.column)
+            agree = asked[(word, f.fix.edit)]
+            others = [results[j].path for j, w in enumerate(reached) if word in w and j not in agree]
+            if others:
+                out.refused.append((f, f"{others[0]} also passes this word to verl, and there this fix does not hold"))
+                continue
+            chosen[f.fix.edit.path].setdefault(f.fix.edit, []).append(f)
+    for path, by_edit in chosen.items():
+        kept: list[SourceEdit] = []
+        for edit in sorted(by_edit, key=lambda e: (e.start, e.end)):
+            if kept and (edit.start < kept[-1].end or edit.start == kept[-1].start):
+                continue  # overlaps a kept edit: left for the next pass
+            kept.append(edit)
+            out.fixed.extend(by_edit[edit])
+        out.edits[path] = kept
+    return out
+
+
+def apply_edits(data: bytes, edits) -> bytes:
+    """The bytes with non-overlapping edits made (edits in file order)."""
+    out, pos = [], 0
+    for e in edits:
+        out += [data[pos : e.start], e.replacement.encode()]
+        pos = e.end
+    out.append(data[pos:])
+    return b"".join(out)
+
+
+def changes(p: Plan, digests: dict, stdin: bytes | None = None) -> tuple[dict, list[str]]:
+    """({path: (old bytes, new bytes)}, problems): the plan made on the files as they are now
+    (`-`: the script read from standard input). A file that changed since the run (its digest
+    in `digests`, by absolute path, differs) is left alone."""
+    import hashlib
+
+    out, problems = {}, []
+    for path, edits in p.edits.items():
+        try:
+            if path == "-":
+                old = stdin or b""
+            else:
+                with open(path, "rb") as fh:
+                    old = fh.read()
+        except OSError as err:
+            problems.append(f"{path}: cannot read: {err.strerror or err}")
+            continue
+        if path != "-" and digests.get(os.path.abspath(path)) not in (None, hashlib.sha256(old).hexdigest()):
+            problems.append(f"{path}: changed while it was checked; not fixed")
+            continue
+        new = apply_edits(old, edits)
+        if new != old:
+            out[path] = (old, new)
+    return out, problems
+
+
+def unified_diff(path: str, old: bytes, new: bytes) -> str:
+    a = old.decode("utf-8", "replace").splitlines(keepends=True)
+    b = new.decode("utf-8", "replace").splitlines(keepends=True)
+    lines = list(difflib.unified_diff(a, b, fromfile=path, tofile=path))
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+def write(path: str, data: bytes) -> None:
+    """Replace the file's bytes at once (a temporary file renamed over it), keeping its mode."""
+    target = os.path.realpath(path)
+    mode = os.stat(target).st_mode & 0o7777
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".fix-")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
