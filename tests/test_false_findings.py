@@ -119,3 +119,19 @@ def test_one_variable_selecting_two_groups_has_one_value(tmp_path):
     engines = sorted(s[0].split("=")[1] for s in selections)
     assert engines and len(engines) > 1
     assert all(s == [f"engine={e}", f"optim={e}"] for s, e in zip(sorted(selections), engines, strict=True))
+
+
+def test_a_script_that_readies_ascend_in_one_branch_is_on_gpu_in_the_others(tmp_path, capsys):
+    """The Ascend variables are read on each path: exported only when PLATFORM=ascend, so the
+    other profile names no device, readies nothing, and meets the GPU stack (MindSpeed's
+    use_flash_attn is no TransformerConfig field there). The two profiles launch the same
+    argv and stay two: the variables the script exports are part of what verl receives."""
+    text = 'if [ "$PLATFORM" = ascend ]; then\n    export VLLM_ASCEND_ENABLE_NZ=0\nfi\n' + MINDSPEED
+    path = tmp_path / "run.sh"
+    path.write_text("#!/usr/bin/env bash\n" + text)
+    main(["--no-cache", "--format", "json", str(path)])
+    out = json.loads(capsys.readouterr().out)
+    errors = [f for f in out["findings"] if f["severity"] == "error"]
+    assert [(f["line"], f["rule"]) for f in errors] == [(7, "transformer-config-key")]
+    assert all(p.get("PLATFORM") != "ascend" for p in errors[0]["profiles"])
+    assert len(out["scripts"][0]["profiles"]) == 2

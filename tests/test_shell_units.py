@@ -129,6 +129,13 @@ def test_arithmetic_reads_array_elements(text, argv):
     assert probed(text) == [argv]
 
 
+def test_an_element_of_an_array_read_at_run_time_is_unknown():
+    """`read -ra ADDR <<<"$ip"; ${ADDR[1]}` (verl v0.7.0 examples/sapo_trainer/run_qwen30b_sapo.sh):
+    the input decides how many elements there are, so ${ADDR[1]} is not the empty string."""
+    (outcome,) = run('read -ra ADDR <<<"$(hostname -I)"; probe "${ADDR[1]}"', ambient={})
+    assert outcome.launches == [["${ADDR[1]}"]]
+
+
 def test_arithmetic_on_an_unknown_element_is_unknown_and_quick():
     """logic-rl math_eval/auto_test_aime.sh: `$((current_time - T["$gpu_id"]))` with both unknown
     once recursed to Python's limit for every evaluation (4 s for the script)."""

@@ -144,8 +144,13 @@ class LaunchView:
         """Whether the launch's script readies Ascend NPUs (exports VLLM_ASCEND_*, ASCEND_* or
         HCCL_* variables, or sources CANN's set_env.sh). verl picks the device from the hardware
         at start (v0.7.0 trainer/main_ppo.py:42-43, 0.9.1 utils/device.py:151-166 auto_set_device),
-        so a script that names no device runs where it is started: these lines say where."""
-        return _readies_ascend(self.spec.loc.path)
+        so a script that names no device runs where it is started: these lines say where.
+
+        The variables are those the launch gets on this path (a script that readies Ascend
+        in one branch only is on GPU in the others); sourcing set_env.sh is read from the text."""
+        if any(_ASCEND_NAME.match(name) for name in self.spec.env):
+            return True
+        return _sources_cann(self.spec.loc.path)
 
     @property
     def on_npu(self) -> bool:
@@ -169,16 +174,15 @@ class LaunchView:
         return s.loc if s is not None else self.spec.loc
 
 
-_ASCEND_LINE = re.compile(
-    r"^\s*(?:export\s+)?(?:VLLM_ASCEND_\w*|ASCEND_\w*|HCCL_\w*)=|^\s*(?:source|\.)\s+/usr/local/Ascend/", re.M
-)
+_ASCEND_NAME = re.compile(r"VLLM_ASCEND_\w*|ASCEND_\w*|HCCL_\w*")
+_CANN_SOURCE = re.compile(r"^\s*(?:source|\.)\s+/usr/local/Ascend/", re.M)
 
 
 @lru_cache(maxsize=256)
-def _readies_ascend(path: str) -> bool:
+def _sources_cann(path: str) -> bool:
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
-            return _ASCEND_LINE.search(fh.read()) is not None
+            return _CANN_SOURCE.search(fh.read()) is not None
     except OSError:
         return False
 

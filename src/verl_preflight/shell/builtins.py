@@ -12,7 +12,7 @@ from ..values import Loc
 from .expand import word_groups
 from .notes import NoteKind
 from .parse import Script, parse_script
-from .state import State, Var, elements_of
+from .state import READ_AT_RUN_TIME, State, Var, elements_of
 from .words import Field, Unknown
 
 if TYPE_CHECKING:
@@ -213,7 +213,7 @@ class Builtins:
             if f.known:
                 names.append(f.value)
         for n in names or ["REPLY"]:
-            self.i.variables.assign_scalar(st, n, Field((Unknown(None, "input read at run time"),)), loc)
+            self.i.variables.assign_scalar(st, n, Field((Unknown(None, READ_AT_RUN_TIME),)), loc)
         st.status = None
         return [st]
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from .errors import ShellExit
 from .notes import Note, NoteKind
 from .parse import expansion_operand_arithmetic, parse_script
-from .state import State, elements_of, scalar_of
+from .state import READ_AT_RUN_TIME, State, elements_of, scalar_of
 from .words import Chunk, Field, Unknown, join_field, pattern_regex
 
 if TYPE_CHECKING:
@@ -262,7 +262,12 @@ class Parameters:
         if i is None:
             return Field((Unknown(f"${{{name}[{index}]}}", "an unknown index"),), loc)
         if isinstance(value, Field):
-            return value if i == 0 else None
+            if i == 0:
+                return value
+            if any(isinstance(p, Unknown) and p.label == READ_AT_RUN_TIME for p in value.pieces):
+                # `read -a A`, `mapfile A`: how many elements there are is known only at run time
+                return Field((Unknown(f"${{{name}[{index}]}}", "an element of input read at run time"),), loc)
+            return None
         if i < 0:
             i += len(value)
         return value[i] if 0 <= i < len(value) else None

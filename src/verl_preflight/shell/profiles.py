@@ -303,7 +303,22 @@ def _merge_forks(outcomes: list) -> list:
 
 
 def _outcome_key(outcome, with_assumptions: bool = True) -> tuple:
-    """What verl receives (module and arguments, from where each came) and how it ends;
-    the launcher in front (`uv run python3`, `python3`) is not part of it."""
-    launches = tuple((la.loc, tuple((f.pieces, f.loc) for f in la.argv[la.entry :])) for la in outcome.launches)
+    """What verl receives (module, arguments and the known values of the variables the script
+    exports to it, from where each came) and how it ends; the launcher in front (`uv run
+    python3`, `python3`) and variables that come from the profile itself are not part of it."""
+    launches = tuple(
+        (
+            la.loc,
+            tuple((f.pieces, f.loc) for f in la.argv[la.entry :]),
+            tuple(
+                sorted(
+                    (k, f.pieces, f.loc)
+                    for k, f in getattr(la, "env", {}).items()
+                    # a switch is the profile itself; a value known only at run time is judged by no rule
+                    if f.loc is not None and k not in outcome.env and f.known
+                )
+            ),
+        )
+        for la in outcome.launches
+    )
     return outcome.status, outcome.exit_code, outcome.assumptions if with_assumptions else (), launches

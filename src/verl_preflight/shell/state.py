@@ -21,6 +21,9 @@ class Var:
         return isinstance(self.value, (tuple, dict))
 
 
+READ_AT_RUN_TIME = "input read at run time"  # the label of what `read`, `mapfile` assign
+
+
 @dataclass
 class Budget:
     """Limits that keep any input bounded. `steps` and `seconds` are for one script,
