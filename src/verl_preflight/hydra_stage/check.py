@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from dataclasses import dataclass, replace
 
 from ..fix import Fix
@@ -419,12 +420,41 @@ def check_launch(spec, config_name: str | None, cache) -> list:
     it could be, and a problem is reported only when every option has it. A
     --config-path or --config-name known only at run time stops the checks (the
     root config is not known)."""
-    import itertools
+    from ..rules import get as rule_class
+    from ..rules.hydra.unknown_argument import UnknownArgument
+
+    stop = _entry_and_root(spec, config_name, cache)
+    if stop is not None:
+        return stop
+    texts, where, findings = [], [], []
+    for o in spec.overrides:
+        text = o.checkable
+        if text is None:
+            message = f"argument '{o.display}' is not known statically; it is not checked"
+            findings.append(UnknownArgument.emit(o.loc, message))
+            continue
+        texts.append(text)
+        where.append(o)
+    open_groups, stop = _open_groups(cache, texts, where)
+    if stop is not None:
+        return [*findings, stop]
+    for p in _whatever_the_options(cache, config_name, texts, open_groups):
+        o = where[p.index] if p.index is not None else None
+        if o is not None and not o.known and p.rule == "override-error":
+            continue  # a type check of the stand-in, not of the script's value
+        loc = o.loc if o is not None else spec.loc
+        message = o.shown(p.message) if o is not None else p.message
+        findings.append(rule_class(p.rule).emit(loc, message, p.key, p.fix if o is not None else None))
+    return findings
+
+
+def _entry_and_root(spec, config_name: str | None, cache) -> list | None:
+    """The finding that stops a launch's checks before its overrides: a module python3 -m
+    cannot find, a module that is no Hydra entry point, a root config known only at run
+    time, another config tree, a --config-name verl lacks; None when the overrides are next."""
     import os
     import re
 
-    from ..rules import get as rule_class
-    from ..rules.hydra.config_group import ConfigGroup
     from ..rules.hydra.config_name import ConfigName
     from ..rules.hydra.config_path import ConfigPath
     from ..rules.hydra.unknown_argument import UnknownArgument
@@ -459,66 +489,38 @@ def check_launch(spec, config_name: str | None, cache) -> list:
         if close:
             message += f" (did you mean {' or '.join(repr(c) for c in close)}?)"
         return [ConfigName.emit(spec.config_name_loc or spec.loc, message)]
-    texts, where, findings = [], [], []
-    for o in spec.overrides:
-        text = o.checkable
-        if text is None:
-            message = f"argument '{o.display}' is not known statically; it is not checked"
-            findings.append(UnknownArgument.emit(o.loc, message))
-            continue
-        texts.append(text)
-        where.append(o)
+    return None
 
-    def options_of(group: str) -> list[str]:
-        """The options of a config group: the .yaml files under its folder (sub-folders as a/b)."""
-        top = os.path.join(cache.source.path, *group.split("/"))
-        out = []
-        for dirpath, dirnames, filenames in os.walk(top):
-            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-            rel = os.path.relpath(dirpath, top)
-            for name in sorted(filenames):
-                if name.endswith(".yaml"):
-                    stem = name[: -len(".yaml")]
-                    out.append(stem if rel == "." else f"{rel.replace(os.sep, '/')}/{stem}")
-        return out
 
-    def consistent(choice) -> bool:
-        """One environment variable read twice in a launch (`engine=${B} optim=${B}`) has one
-        value: a combination of options that needs two values for it is not a launch."""
-        seen: dict = {}
-        for (_, _, (pattern, pieces)), line in zip(open_groups, choice, strict=True):
-            unknown = [(i, p) for i, p in enumerate(pieces) if not isinstance(p, str)]
-            if len(unknown) != 1:  # two unknown pieces in one word split the option ambiguously
-                continue
-            match = pattern.fullmatch(line)
-            for i, piece in unknown:
-                if not piece.label.startswith("environment variable"):
-                    continue
-                value = match.group(f"u{i}")
-                if seen.setdefault(piece, value) != value:
-                    return False
-        return True
+@dataclass
+class _OpenGroup:
+    """A config-group selection whose option is partly unknown (`engine=${B}`)."""
 
-    def whatever_the_options(open_groups) -> list[Problem]:
-        """check_overrides with each open selection replaced by each option it could be (up to
-        32 runs): the problems every run has (same override, rule and key), in the first run's order."""
-        if not open_groups:
-            return check_overrides(cache, config_name, texts)
-        choices = [c for c in itertools.product(*(lines for _, lines, _ in open_groups)) if consistent(c)]
-        common, first = None, None
-        for choice in choices[:32]:
-            trial = list(texts)
-            for (n, _, _), line in zip(open_groups, choice, strict=True):
-                trial[n] = line
-            found = check_overrides(cache, config_name, trial)
-            ids = {(p.index, p.rule, p.key) for p in found}
-            first, common = (found, ids) if first is None else (first, common & ids)
-        if len(choices) > 32:  # untried options could clear a problem
-            common = {c for c in common if c[1] in ("override-syntax", "override-sweep")}
-        return [p for p in first if (p.index, p.rule, p.key) in common]
+    position: int  # in the launch's override texts
+    lines: list  # the override lines it could be, one per option that matches
+    pattern: re.Pattern  # its text, each unknown piece a named group u<i>
+    pieces: tuple  # the override's pieces: text and Unknowns
 
-    # config-group selections whose option is partly unknown: the options each could be
-    open_groups = []  # (position in texts, candidate override lines)
+    def value_of(self, line: str) -> dict:
+        """{Unknown: the text it is in `line`} for an environment variable read once in the word."""
+        unknown = [(i, p) for i, p in enumerate(self.pieces) if not isinstance(p, str)]
+        if len(unknown) != 1:  # two unknown pieces in one word split the option ambiguously
+            return {}
+        i, piece = unknown[0]
+        if not piece.label.startswith("environment variable"):
+            return {}
+        return {piece: self.pattern.fullmatch(line).group(f"u{i}")}
+
+
+def _open_groups(cache, texts: list[str], where: list) -> tuple[list[_OpenGroup], object]:
+    """The selections whose option is partly unknown, each with the options it could be;
+    or the finding that stops the checks (a group of Hydra's own, or no option can match)."""
+    import os
+
+    from ..rules.hydra.config_group import ConfigGroup
+    from ..rules.hydra.unknown_argument import UnknownArgument
+
+    out = []
     groups = set(cache.groups or ())
     for n, (o, rec) in enumerate(zip(where, cache.parse(texts), strict=True)):
         if o.known or not is_group_selection(rec, groups):
@@ -528,21 +530,64 @@ def check_launch(spec, config_name: str | None, cache) -> list:
         pattern = re.compile(
             "".join(re.escape(p) if isinstance(p, str) else f"(?P<u{i}>.*)" for i, p in enumerate(pieces)), re.S
         )
-        lines = [f"{key_text}={opt}" for opt in options_of(rec["key"])]
+        lines = [f"{key_text}={opt}" for opt in _options_of(cache, rec["key"])]
         lines = [line for line in lines if pattern.fullmatch(line)]
         if not os.path.isdir(os.path.join(cache.source.path, *rec["key"].split("/"))):
             message = f"'{o.display}' selects an option of '{rec['key']}' known only at run time; not checked"
-            return [*findings, UnknownArgument.emit(o.loc, message)]  # a group of Hydra's own (hydra/launcher)
+            return out, UnknownArgument.emit(o.loc, message)  # a group of Hydra's own (hydra/launcher)
         if not lines:
             message = f"no option of config group '{rec['key']}' in {cache.source.path} can be '{o.display}'"
-            findings.append(ConfigGroup.emit(o.loc, message, rec["key"]))
-            return findings
-        open_groups.append((n, lines, (pattern, pieces)))
-    for p in whatever_the_options(open_groups):
-        o = where[p.index] if p.index is not None else None
-        if o is not None and not o.known and p.rule == "override-error":
-            continue  # a type check of the stand-in, not of the script's value
-        loc = o.loc if o is not None else spec.loc
-        message = o.shown(p.message) if o is not None else p.message
-        findings.append(rule_class(p.rule).emit(loc, message, p.key, p.fix if o is not None else None))
-    return findings
+            return out, ConfigGroup.emit(o.loc, message, rec["key"])
+        out.append(_OpenGroup(n, lines, pattern, pieces))
+    return out, None
+
+
+def _options_of(cache, group: str) -> list[str]:
+    """The options of a config group: the .yaml files under its folder (sub-folders as a/b)."""
+    import os
+
+    top = os.path.join(cache.source.path, *group.split("/"))
+    out = []
+    for dirpath, dirnames, filenames in os.walk(top):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        rel = os.path.relpath(dirpath, top)
+        for name in sorted(filenames):
+            if name.endswith(".yaml"):
+                stem = name[: -len(".yaml")]
+                out.append(stem if rel == "." else f"{rel.replace(os.sep, '/')}/{stem}")
+    return out
+
+
+def _consistent(open_groups: list[_OpenGroup], choice) -> bool:
+    """One environment variable read twice in a launch (`engine=${B} optim=${B}`) has one
+    value: a combination of options that needs two values for it is not a launch."""
+    seen: dict = {}
+    for group, line in zip(open_groups, choice, strict=True):
+        for piece, value in group.value_of(line).items():
+            if seen.setdefault(piece, value) != value:
+                return False
+    return True
+
+
+MAX_OPTION_RUNS = 32
+
+
+def _whatever_the_options(cache, config_name: str, texts: list[str], open_groups: list[_OpenGroup]) -> list[Problem]:
+    """check_overrides with each open selection replaced by each option it could be (up to
+    32 runs): the problems every run has (same override, rule and key), in the first run's order."""
+    import itertools
+
+    if not open_groups:
+        return check_overrides(cache, config_name, texts)
+    choices = [c for c in itertools.product(*(g.lines for g in open_groups)) if _consistent(open_groups, c)]
+    common, first = None, None
+    for choice in choices[:MAX_OPTION_RUNS]:
+        trial = list(texts)
+        for group, line in zip(open_groups, choice, strict=True):
+            trial[group.position] = line
+        found = check_overrides(cache, config_name, trial)
+        ids = {(p.index, p.rule, p.key) for p in found}
+        first, common = (found, ids) if first is None else (first, common & ids)
+    if len(choices) > MAX_OPTION_RUNS:  # untried options could clear a problem
+        common = {c for c in common if c[1] in ("override-syntax", "override-sweep")}
+    return [p for p in first if (p.index, p.rule, p.key) in common]
