@@ -113,20 +113,7 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
     findings = [note_finding(n) for n in syntax_notes(script)]
     info = prof.scan(script, read_file=read_file)
     result.reads = set(info.reads) | set(info.inputs) | set(info.tested)
-    unset = prof.unset_inputs(info)
-    unseen = "the profiles are pinned (--profile): the others are not known" if opts.current or opts.pinned else None
-    ambient = opts.ambient
-    if opts.current:
-        envs, ambient = [current_env(prof.dimensions(info), opts.device)], dict(os.environ)
-    elif opts.pinned:
-        envs = [dict(p) for p in opts.pinned]
-        unset |= {k for p in envs for k in p}
-    else:
-        envs, total = prof.enumerate_profiles(prof.dimensions(info), opts.max_profiles)
-        unseen = f"only {len(envs)} of {total} profiles were checked (--max-profiles)" if total > len(envs) else None
-        if total > len(envs):
-            message = f"{total} profiles, only the first {len(envs)} were checked (--max-profiles)"
-            findings.append(ProfilesCapped.emit(Loc(path, 1, 1), message))
+    envs, unset, ambient, unseen = _profile_envs(path, info, opts, findings)
     stack_inputs = _StackInputs(path, data, opts, read_file)
     all_launches = []
     checked: list[fix.LaunchFindings] = []  # each launch in each profile, with its findings
@@ -155,22 +142,9 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
             findings.extend(_say_profile(note_finding(n), info, profile) for n in outcome.notes)
             for launch in outcome.launches:
                 all_launches.append(launch)
-                spec = read_launch(launch)
-                config_name = config_name_of(spec, cache)
-                overrides = [o.display for o in spec.overrides]
-                launches.append(LaunchResult(spec.loc.line, spec.module, config_name, overrides, spec))
-                this = fix.LaunchFindings(profile, spec)
+                launch_result, this = _check_launch(launch, profile, cache, opts, stack_inputs)
+                launches.append(launch_result)
                 checked.append(this)
-                if config_name is not None or cache is None:  # a module that is no Hydra app parses its own args
-                    this.findings.extend(p.in_profile(profile) for p in spec.problems)
-                if cache is not None and spec.trains:
-                    this.findings.extend(f.in_profile(profile) for f in check_launch(spec, config_name, cache))
-                    if opts.schema is not None:
-                        view = build_view(spec, config_name, profile, cache)
-                        if view is not None:
-                            view.stack = stack_inputs.stack_of(view)
-                            found = run_launch_rules(opts.schema, view, opts)
-                            this.findings.extend(f.in_profile(profile) for f in found)
                 findings.extend(this.findings)
             result.profiles.append(ProfileResult(profile, outcome.status, launches))
     if opts.schema is not None:
@@ -183,6 +157,46 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
     result.findings = merge_findings(suppressions.apply(findings, sources))
     result.deps = dict(read_file.digests)
     return result
+
+
+def _profile_envs(path: str, info, opts: Options, findings: list):
+    """(envs, unset inputs, ambient environment, why some profiles are unseen or None): the
+    profiles to evaluate: this machine's (--profile current), the pinned ones, or every
+    combination of the script's switches up to --max-profiles (a finding when capped)."""
+    unset = prof.unset_inputs(info)
+    unseen = "the profiles are pinned (--profile): the others are not known" if opts.current or opts.pinned else None
+    ambient = opts.ambient
+    if opts.current:
+        envs, ambient = [current_env(prof.dimensions(info), opts.device)], dict(os.environ)
+    elif opts.pinned:
+        envs = [dict(p) for p in opts.pinned]
+        unset |= {k for p in envs for k in p}
+    else:
+        envs, total = prof.enumerate_profiles(prof.dimensions(info), opts.max_profiles)
+        if total > len(envs):
+            unseen = f"only {len(envs)} of {total} profiles were checked (--max-profiles)"
+            message = f"{total} profiles, only the first {len(envs)} were checked (--max-profiles)"
+            findings.append(ProfilesCapped.emit(Loc(path, 1, 1), message))
+    return envs, unset, ambient, unseen
+
+
+def _check_launch(launch, profile, cache, opts: Options, stack_inputs) -> tuple[LaunchResult, fix.LaunchFindings]:
+    """One launch in one profile: the Hydra stage, then the policy rules over its view."""
+    spec = read_launch(launch)
+    config_name = config_name_of(spec, cache)
+    overrides = [o.display for o in spec.overrides]
+    this = fix.LaunchFindings(profile, spec)
+    if config_name is not None or cache is None:  # a module that is no Hydra app parses its own args
+        this.findings.extend(p.in_profile(profile) for p in spec.problems)
+    if cache is not None and spec.trains:
+        this.findings.extend(f.in_profile(profile) for f in check_launch(spec, config_name, cache))
+        if opts.schema is not None:
+            view = build_view(spec, config_name, profile, cache)
+            if view is not None:
+                view.stack = stack_inputs.stack_of(view)
+                found = run_launch_rules(opts.schema, view, opts)
+                this.findings.extend(f.in_profile(profile) for f in found)
+    return LaunchResult(spec.loc.line, spec.module, config_name, overrides, spec), this
 
 
 _TRUE = ("true", "1", "yes", "on")
