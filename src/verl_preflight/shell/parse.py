@@ -32,14 +32,18 @@ class Script:
     source: bytes
     tree: object
     _lines: list[bytes] | None = field(default=None, repr=False)
+    _locs: dict = field(default_factory=dict, repr=False)  # start byte -> Loc
 
     @property
     def root(self):
         return self.tree.root_node
 
     def loc(self, node) -> Loc:
-        row, col = node.start_point
-        return Loc(self.path, row + 1, self.char_col(row, col) + 1)
+        found = self._locs.get(node.start_byte)
+        if found is None:
+            row, col = node.start_point
+            found = self._locs[node.start_byte] = Loc(self.path, row + 1, self.char_col(row, col) + 1)
+        return found
 
     def char_col(self, row: int, byte_col: int) -> int:
         """tree-sitter columns count bytes; report characters."""
