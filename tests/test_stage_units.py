@@ -129,3 +129,35 @@ MEGATRON = {"model_engine": "megatron"}
 def test_policies_over_a_hand_built_view(rule, settings, fires):
     found = rule.check_launch(view(settings), ctx=None)
     assert bool(found) == fires, found
+
+
+def test_workers_of_one_run_compose_a_config_once(tmp_path, monkeypatch):
+    """-j workers share compositions through the run's folder: the first composes and
+    publishes, the next reads the same snapshot instead of composing again."""
+    import verl_preflight.hydra_stage.tree as tree
+
+    composed = []
+    real = tree.compose_raw
+
+    def counting(*args):
+        composed.append(args[1:])
+        return real(*args)
+
+    monkeypatch.setattr(tree, "compose_raw", counting)
+    first, second = (tree.ConfigCache(tree.locate(None), use_disk=False) for _ in range(2))
+    first.shared_dir = second.shared_dir = str(tmp_path)
+    a = first.snapshot("ppo_trainer", ())
+    b = second.snapshot("ppo_trainer", ())
+    assert a == b and "tree" in a
+    assert composed == [("ppo_trainer", [])]
+
+
+def test_a_worker_composes_itself_when_the_one_that_claimed_it_never_publishes(tmp_path, monkeypatch):
+    import verl_preflight.hydra_stage.tree as tree
+
+    monkeypatch.setattr(tree.SharedSnapshots, "WAIT", 0.05)
+    key = '["ppo_trainer", []]'
+    tree.SharedSnapshots(str(tmp_path), key).claim()  # claimed by a worker that then died
+    cache = tree.ConfigCache(tree.locate(None), use_disk=False)
+    cache.shared_dir = str(tmp_path)
+    assert "tree" in cache.snapshot("ppo_trainer", ())

@@ -1,7 +1,9 @@
 """-j N: scripts in worker processes, results in the order of the input.
 
 Each worker keeps its own ConfigCache (loaded from the disk cache, so a warm
-run composes nothing); the entries a worker adds come back with its results
+run composes nothing); a composition one worker makes is published in a folder
+of the run for the others (tree.SharedSnapshots), and the entries a worker adds
+come back with its results
 and the parent merges them before saving, so the cache grows the same way as
 in a serial run.
 """
@@ -9,15 +11,17 @@ in a serial run.
 from __future__ import annotations
 
 import os
+import tempfile
 from concurrent.futures import ProcessPoolExecutor
 
 _STATE: dict = {}
 
 
-def _init(source, use_disk, opts, run_one) -> None:
+def _init(source, use_disk, opts, run_one, shared_dir) -> None:
     from .hydra_stage.tree import ConfigCache
 
     _STATE["cache"] = ConfigCache(source, use_disk=use_disk)
+    _STATE["cache"].shared_dir = shared_dir
     _STATE["opts"] = opts
     _STATE["run_one"] = run_one
     _STATE["known"] = _sizes(_STATE["cache"])
@@ -52,9 +56,12 @@ def run(files, cache, opts, jobs: int, run_one) -> list:
     out first and in small chunks, so no worker is left with a long one at the end."""
     order = sorted(range(len(files)), key=lambda i: -_size(files[i]))
     outcomes: list = [None] * len(files)
-    with ProcessPoolExecutor(
-        max_workers=jobs, initializer=_init, initargs=(cache.source, cache.use_disk, opts, run_one)
-    ) as pool:
+    with (
+        tempfile.TemporaryDirectory(prefix="verl-preflight-") as shared_dir,
+        ProcessPoolExecutor(
+            max_workers=jobs, initializer=_init, initargs=(cache.source, cache.use_disk, opts, run_one, shared_dir)
+        ) as pool,
+    ):
         done = pool.map(_work, [files[i] for i in order], chunksize=max(1, len(files) // (jobs * 8)))
         for i, (outcome, (snaps, parsed, verdicts)) in zip(order, done, strict=True):
             outcomes[i] = outcome

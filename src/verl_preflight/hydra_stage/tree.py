@@ -512,6 +512,7 @@ class ConfigCache:
         self.dirty = False
         self.raw: dict = {}  # composed OmegaConf objects, this run only
         self._stored: dict | None = None  # snapshots, parsed, verdicts, groups
+        self.shared_dir: str | None = None  # -j workers: where each publishes what it composed
 
     def _store(self) -> dict:
         if self._stored is None:
@@ -613,11 +614,16 @@ class ConfigCache:
         hit = self.snapshots.get(key)
         if hit is not None:
             return hit
-        try:
-            cfg = self.composed(config_name, group_overrides)
-            entry = {"tree": snapshot_of(cfg)}
-        except Exception as err:  # Hydra's composition errors, whatever their class
-            entry = {"error": _one_paragraph(str(err)), "kind": type(err).__name__}
+        shared = SharedSnapshots(self.shared_dir, key) if self.shared_dir else None
+        entry = shared.claim() if shared is not None else None
+        if entry is None:
+            try:
+                cfg = self.composed(config_name, group_overrides)
+                entry = {"tree": snapshot_of(cfg)}
+            except Exception as err:  # Hydra's composition errors, whatever their class
+                entry = {"error": _one_paragraph(str(err)), "kind": type(err).__name__}
+            if shared is not None:
+                shared.publish(entry)
         self.snapshots[key] = entry
         self.dirty = True
         return entry
@@ -627,6 +633,55 @@ class ConfigCache:
         if key not in self.raw:
             self.raw[key] = compose_raw(self.source.path, config_name, list(group_overrides))
         return self.raw[key]
+
+
+class SharedSnapshots:
+    """One composition shared by the -j workers of a run: the first worker that needs it
+    composes it and publishes the snapshot in the run's folder; a worker that needs it
+    while another composes it waits for that one (up to WAIT seconds, then composes it
+    itself). A run composes each (config, selections) once instead of once per worker."""
+
+    WAIT = 30.0
+
+    def __init__(self, folder: str, key: str):
+        name = hashlib.sha256(key.encode()).hexdigest()[:32]
+        self.path = os.path.join(folder, name + ".json")
+        self.lock = self.path + ".lock"
+
+    def claim(self) -> dict | None:
+        """The published snapshot, or None when this worker is to compose it."""
+        import time
+
+        try:
+            os.close(os.open(self.lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            return None  # ours to compose
+        except FileExistsError:
+            pass
+        except OSError:
+            return None
+        deadline = time.monotonic() + self.WAIT
+        while time.monotonic() < deadline:
+            found = self._read()
+            if found is not None:
+                return found
+            time.sleep(0.005)
+        return None
+
+    def publish(self, entry: dict) -> None:
+        try:
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(self.path), suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(entry, fh, separators=(",", ":"))
+            os.replace(tmp, self.path)
+        except OSError:
+            return
+
+    def _read(self) -> dict | None:
+        try:
+            with open(self.path, encoding="utf-8") as fh:
+                return json.load(fh)
+        except (OSError, ValueError):
+            return None
 
 
 def _checksum(*parts) -> str:
