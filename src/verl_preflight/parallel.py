@@ -35,11 +35,12 @@ def _work(path: str):
     cache = _STATE["cache"]
     outcome = _STATE["run_one"](path, cache, _STATE["opts"])
     snaps, parsed, verdicts = _STATE["known"]
-    fresh = (
-        {k: v for k, v in cache.snapshots.items() if k not in snaps},
-        {k: v for k, v in cache.parsed.items() if k not in parsed},
-        {k: v for k, v in cache.verdicts.items() if k not in verdicts},
-    )
+    fresh = {
+        "snapshots": {k: v for k, v in cache.snapshots.items() if k not in snaps},
+        "parsed": {k: v for k, v in cache.parsed.items() if k not in parsed},
+        "verdicts": {k: v for k, v in cache.verdicts.items() if k not in verdicts},
+        "groups": cache.groups,
+    }
     _STATE["known"] = _sizes(cache)
     return outcome, fresh
 
@@ -63,11 +64,7 @@ def run(files, cache, opts, jobs: int, run_one) -> list:
         ) as pool,
     ):
         done = pool.map(_work, [files[i] for i in order], chunksize=max(1, len(files) // (jobs * 8)))
-        for i, (outcome, (snaps, parsed, verdicts)) in zip(order, done, strict=True):
+        for i, (outcome, fresh) in zip(order, done, strict=True):
             outcomes[i] = outcome
-            if snaps or parsed or verdicts:
-                cache.snapshots.update(snaps)
-                cache.parsed.update(parsed)
-                cache.verdicts.update(verdicts)
-                cache.dirty = True
+            cache.merge(**fresh)
     return outcomes

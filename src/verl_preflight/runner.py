@@ -7,6 +7,7 @@ skipped check) are merged by rule and message.
 
 from __future__ import annotations
 
+import functools
 import os
 
 from .findings import Finding
@@ -34,20 +35,27 @@ def run_files(files, cache, opts, jobs: int = 1, results_cache=None):
         else:
             todo.append(i)
     paths = [files[i] for i in todo]
+    check = functools.partial(run_and_keep, results_cache=results_cache)
     if jobs > 1 and len(paths) >= SERIAL_BELOW:
-        fresh = parallel.run(paths, cache, opts, jobs, run_one)
+        fresh = parallel.run(paths, cache, opts, jobs, check)
     else:
-        fresh = [run_one(path, cache, opts) for path in paths]
+        fresh = [check(path, cache, opts) for path in paths]
     for i, outcome in zip(todo, fresh, strict=True):
         outcomes[i] = outcome
-        if results_cache is not None and outcome[0] is not None:
-            results_cache.put(files[i], outcome[0])
     results = [r for r, _ in outcomes if r is not None]
     unreadable = [e for _, e in outcomes if e is not None]
     if cache is not None and todo:
         cache.save()
     merge_run_notes(results)
     return results, unreadable
+
+
+def run_and_keep(path, cache, opts, results_cache=None):
+    """run_one, and the result written to the result cache (in the worker that made it)."""
+    outcome = run_one(path, cache, opts)
+    if results_cache is not None and outcome[0] is not None:
+        results_cache.put(path, outcome[0])
+    return outcome
 
 
 def run_one(path, cache, opts):

@@ -524,6 +524,22 @@ class ConfigCache:
                 self.dirty = True
         return self._stored
 
+    def merge(self, snapshots: dict, parsed: dict, verdicts: dict, groups: list) -> None:
+        """Take what a worker added (-j). The worker's group list stands for this cache's
+        own when it has none yet: the parent then never imports Hydra to list the groups."""
+        if self._stored is None:
+            self._stored = {"snapshots": {}, "parsed": {}, "verdicts": {}, "groups": None}
+            if self.use_disk:
+                self._load()
+            if self._stored["groups"] is None:
+                self._stored["groups"] = list(groups)
+                self.dirty = True
+        if snapshots or parsed or verdicts:
+            self._stored["snapshots"].update(snapshots)
+            self._stored["parsed"].update(parsed)
+            self._stored["verdicts"].update(verdicts)
+            self.dirty = True
+
     @property
     def snapshots(self) -> dict:
         return self._store()["snapshots"]
