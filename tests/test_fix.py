@@ -189,6 +189,21 @@ def test_a_key_built_from_variables_or_by_eval_is_not_rewritten(tmp_path, capsys
     assert "built from variables" in notes[0] and "escapes" in notes[2]
 
 
+def test_a_fix_the_options_of_an_open_group_disagree_on_is_not_made(tmp_path, capsys):
+    """`model_engine=${A}e${B}` (known only at run time) is megatron or veomni: both lack
+    actor.profile, but only McoreActorConfig has such a field. `+` is right for megatron and
+    breaks veomni (config-field: VeOmniActorConfig has no field 'profile'): no fix."""
+    path = tmp_path / "open_group.sh"
+    path.write_text(
+        "A=$(cat /etc/engine_a)\nB=$(cat /etc/engine_b)\n"
+        'python3 -m verl.trainer.main_ppo model_engine=${A}e${B} actor_rollout_ref.actor.profile=1 "$@"\n'
+    )
+    before = read(path)
+    code, out, _ = run(capsys, "--fix", str(path))
+    assert read(path) == before
+    assert "override-missing-key" in out and "fixed 0 findings in 0 files" in out
+
+
 def test_the_cache_never_returns_the_result_of_the_file_before_it_was_fixed(work, capsys):
     folder, paths = work
     path = paths["append_in_array.sh"]
