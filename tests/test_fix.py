@@ -174,6 +174,26 @@ def test_a_word_shared_by_two_scripts_is_fixed_only_when_both_agree(tmp_path, ca
         os.chdir(cwd)
 
 
+def test_one_file_reached_by_two_names_is_rewritten_once_with_every_edit(tmp_path, capsys):
+    """a.sh sources lib.sh, b.sh sources lib2.sh, a symlink to it: one file, one diff, both
+    edits in one write (each name's edits written over the other's lost one of them)."""
+    (tmp_path / "lib.sh").write_text("A=( +trainer.val_before_train=False )\nB=( +trainer.total_epochs=3 )\n")
+    os.symlink("lib.sh", tmp_path / "lib2.sh")
+    for name, lib, arr in (("a.sh", "lib.sh", "A"), ("b.sh", "lib2.sh", "B")):
+        (tmp_path / name).write_text(f'source ./{lib}\npython3 -m verl.trainer.main_ppo "${{{arr}[@]}}" "$@"\n')
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        code, out, err = run(capsys, "--diff", "a.sh", "b.sh")
+        assert out.count("+++ ") == 1 and "would fix 2 findings in 1 file" in err, (out, err)
+        code, out, _ = run(capsys, "--fix", "a.sh", "b.sh")
+        assert "fixed 2 findings in 1 file" in out, out
+        assert read(tmp_path / "lib.sh") == b"A=( trainer.val_before_train=False )\nB=( trainer.total_epochs=3 )\n"
+        assert os.path.islink(tmp_path / "lib2.sh")
+    finally:
+        os.chdir(cwd)
+
+
 def test_a_key_built_from_variables_or_by_eval_is_not_rewritten(tmp_path, capsys):
     path = tmp_path / "built.sh"
     path.write_text(
