@@ -432,6 +432,11 @@ def launch_env(text: str) -> dict:
         ("export ARR=(1 2); probe", {}),  # bash exports no arrays
         ("A=1 true; probe", {}),  # a prefix is for its command only
         ('export A="$(hostname)"; probe', {"A": "$(hostname)"}),
+        ("export A=1; export -n A; probe", {}),  # the export attribute taken away (real bash agrees)
+        ("export A=1; export -n A=2; probe", {}),
+        ("export A=1; declare +x A; probe", {}),
+        ("declare -x A=1; typeset +x A=3; probe", {}),
+        ("export A=1; f() { local +x A; }; f; probe", {"A": "1"}),  # a local of its own, gone at return
     ],
 )
 def test_the_environment_a_launch_gets(text, env):

@@ -277,7 +277,9 @@ class Declarations:
         (`NAME` or `NAME=value`). Assigning to a readonly variable fails the command
         (status 1) and the script goes on, as in bash."""
         attrs = {}
-        if keyword == "export" or "x" in flags:
+        if keyword == "export" and "n" in flags or "+x" in flags:
+            attrs["exported"] = False  # `export -n`, `declare +x`: no longer exported
+        elif keyword == "export" or "x" in flags:
             attrs["exported"] = True
         if keyword == "readonly" or "r" in flags:
             attrs["readonly"] = True
