@@ -437,6 +437,11 @@ def launch_env(text: str) -> dict:
         ("export A=1; declare +x A; probe", {}),
         ("declare -x A=1; typeset +x A=3; probe", {}),
         ("export A=1; f() { local +x A; }; f; probe", {"A": "1"}),  # a local of its own, gone at return
+        ("set -a; A=1; set +a; B=2; probe", {"A": "1"}),  # allexport: assignments while it is on
+        ("set -o allexport; A=1; set +o allexport; probe", {"A": "1"}),
+        ("A=1; set -a; probe", {}),
+        ("B=0; set -ea; B=1; A=(1 2); probe", {"B": "1"}),
+        ("set -a; f() { local A=1; probe; }; f", {"A": "1"}),
     ],
 )
 def test_the_environment_a_launch_gets(text, env):
