@@ -194,6 +194,21 @@ def test_one_file_reached_by_two_names_is_rewritten_once_with_every_edit(tmp_pat
         os.chdir(cwd)
 
 
+def test_a_word_also_passed_to_a_python_program_that_is_not_verl_is_not_rewritten(tmp_path, capsys):
+    """`python3 my_hydra_app.py "${A[@]}"` gets the word too, and its config is not verl's:
+    what `+` means there is not known, so the word is left as it is."""
+    path = tmp_path / "other_program.sh"
+    path.write_text(
+        "A=(+trainer.val_before_train=False)\n"
+        'python3 -m verl.trainer.main_ppo "${A[@]}" "$@"\n'
+        'nohup python3 my_hydra_app.py "${A[@]}"\n'
+    )
+    before = read(path)
+    code, out, _ = run(capsys, "--fix", str(path))
+    assert read(path) == before
+    assert "not fixed [override-append-existing]: the word also reaches python3 my_hydra_app.py" in out, out
+
+
 def test_a_key_built_from_variables_or_by_eval_is_not_rewritten(tmp_path, capsys):
     path = tmp_path / "built.sh"
     path.write_text(

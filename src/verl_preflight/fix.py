@@ -202,9 +202,13 @@ class LaunchFindings:
     findings: list = field(default_factory=list)
 
 
-def resolve(findings: list, launches: list[LaunchFindings], scripts: dict, unseen: str | None = None) -> list:
+def resolve(
+    findings: list, launches: list[LaunchFindings], scripts: dict, unseen: str | None = None, elsewhere=None
+) -> list:
     """The findings with each fix tied to the source or refused. `scripts`: path -> parsed
-    Script of every file the run read; `unseen`: why some launches were not seen (refuse all)."""
+    Script of every file the run read; `unseen`: why some launches were not seen (refuse all);
+    `elsewhere`: Loc of a word -> a program other than verl that gets it too (refuse there)."""
+    elsewhere = elsewhere or {}
     reach: dict[Loc, set[int]] = defaultdict(set)
     for n, la in enumerate(launches):
         for f in la.spec.argv:
@@ -229,6 +233,11 @@ def resolve(findings: list, launches: list[LaunchFindings], scripts: dict, unsee
         word, edit, why = located.get(id(f), (None, None, "the finding is not about one launch"))
         if unseen:
             edit, why = None, unseen
+        elif edit is not None and word in elsewhere:
+            edit, why = (
+                None,
+                f"the word also reaches {elsewhere[word]}, a program that is not verl",
+            )
         elif edit is not None:
             others = sorted(reach[word] - votes[(word, edit)])
             if others:

@@ -117,6 +117,15 @@ def launch_of(argv: list[Field], loc: Loc, last_word: str = "", environment=None
     return Launch(loc, argv, entry, last_word, _env_commands(argv[:entry], env))
 
 
+def other_program(argv: list[Field]) -> str | None:
+    """A command that runs Python (python3, torchrun) but no verl entry point: its first two
+    words, as said in a note (`python3 my_app.py`); None for anything else."""
+    for i, f in enumerate(argv):
+        if f.value is not None and _PYTHON.match(os.path.basename(f.value)):
+            return " ".join(w.display for w in argv[i : i + 2]) if find_entry(argv) is None else None
+    return None
+
+
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
