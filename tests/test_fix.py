@@ -174,6 +174,41 @@ def test_a_word_shared_by_two_scripts_is_fixed_only_when_both_agree(tmp_path, ca
         os.chdir(cwd)
 
 
+def test_one_file_reached_by_two_names_is_rewritten_once_with_every_edit(tmp_path, capsys):
+    """a.sh sources lib.sh, b.sh sources lib2.sh, a symlink to it: one file, one diff, both
+    edits in one write (each name's edits written over the other's lost one of them)."""
+    (tmp_path / "lib.sh").write_text("A=( +trainer.val_before_train=False )\nB=( +trainer.total_epochs=3 )\n")
+    os.symlink("lib.sh", tmp_path / "lib2.sh")
+    for name, lib, arr in (("a.sh", "lib.sh", "A"), ("b.sh", "lib2.sh", "B")):
+        (tmp_path / name).write_text(f'source ./{lib}\npython3 -m verl.trainer.main_ppo "${{{arr}[@]}}" "$@"\n')
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        code, out, err = run(capsys, "--diff", "a.sh", "b.sh")
+        assert out.count("+++ ") == 1 and "would fix 2 findings in 1 file" in err, (out, err)
+        code, out, _ = run(capsys, "--fix", "a.sh", "b.sh")
+        assert "fixed 2 findings in 1 file" in out, out
+        assert read(tmp_path / "lib.sh") == b"A=( trainer.val_before_train=False )\nB=( trainer.total_epochs=3 )\n"
+        assert os.path.islink(tmp_path / "lib2.sh")
+    finally:
+        os.chdir(cwd)
+
+
+def test_a_word_also_passed_to_a_python_program_that_is_not_verl_is_not_rewritten(tmp_path, capsys):
+    """`python3 my_hydra_app.py "${A[@]}"` gets the word too, and its config is not verl's:
+    what `+` means there is not known, so the word is left as it is."""
+    path = tmp_path / "other_program.sh"
+    path.write_text(
+        "A=(+trainer.val_before_train=False)\n"
+        'python3 -m verl.trainer.main_ppo "${A[@]}" "$@"\n'
+        'nohup python3 my_hydra_app.py "${A[@]}"\n'
+    )
+    before = read(path)
+    code, out, _ = run(capsys, "--fix", str(path))
+    assert read(path) == before
+    assert "not fixed [override-append-existing]: the word also reaches python3 my_hydra_app.py" in out, out
+
+
 def test_a_key_built_from_variables_or_by_eval_is_not_rewritten(tmp_path, capsys):
     path = tmp_path / "built.sh"
     path.write_text(
@@ -187,6 +222,21 @@ def test_a_key_built_from_variables_or_by_eval_is_not_rewritten(tmp_path, capsys
     notes = [line for line in out.splitlines() if "not fixed" in line]
     assert len(notes) == 3, out
     assert "built from variables" in notes[0] and "escapes" in notes[2]
+
+
+def test_a_fix_the_options_of_an_open_group_disagree_on_is_not_made(tmp_path, capsys):
+    """`model_engine=${A}e${B}` (known only at run time) is megatron or veomni: both lack
+    actor.profile, but only McoreActorConfig has such a field. `+` is right for megatron and
+    breaks veomni (config-field: VeOmniActorConfig has no field 'profile'): no fix."""
+    path = tmp_path / "open_group.sh"
+    path.write_text(
+        "A=$(cat /etc/engine_a)\nB=$(cat /etc/engine_b)\n"
+        'python3 -m verl.trainer.main_ppo model_engine=${A}e${B} actor_rollout_ref.actor.profile=1 "$@"\n'
+    )
+    before = read(path)
+    code, out, _ = run(capsys, "--fix", str(path))
+    assert read(path) == before
+    assert "override-missing-key" in out and "fixed 0 findings in 0 files" in out
 
 
 def test_the_cache_never_returns_the_result_of_the_file_before_it_was_fixed(work, capsys):

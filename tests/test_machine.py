@@ -239,3 +239,27 @@ def test_a_job_submitted_to_a_ray_cluster_does_not_get_the_shells_visibility(tmp
     script.write_text(body.format(launcher="nohup"))
     (f,) = [f for f in findings(capsys, str(script))[1] if f["rule"] == "visible-devices"]
     assert f["line"] == 2
+
+
+@pytest.mark.parametrize(
+    "lines,expected",
+    [
+        ("env CUDA_VISIBLE_DEVICES=0,1 {launch}", 2),
+        ("nohup env -u X CUDA_VISIBLE_DEVICES=0 {launch}", 2),
+        ("export CUDA_VISIBLE_DEVICES=0\nenv -u CUDA_VISIBLE_DEVICES {launch}", None),
+        ("export CUDA_VISIBLE_DEVICES=0\nenv --unset=CUDA_VISIBLE_DEVICES {launch}", None),
+        ("export CUDA_VISIBLE_DEVICES=0\nenv -i PATH=/usr/bin {launch}", None),
+        ("export CUDA_VISIBLE_DEVICES=0\nenv CUDA_VISIBLE_DEVICES=0,1,2,3 {launch}", 3),
+    ],
+)
+def test_the_env_command_sets_and_unsets_what_the_launch_gets(tmp_path, capsys, lines, expected):
+    """`env NAME=value`, `env -u NAME`, `env -i` before python3 change the environment verl gets
+    (real bash and coreutils env agree: the stub python3 of a bash run sees the same)."""
+    script = tmp_path / "env.sh"
+    launch = (
+        "python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "
+        'trainer.device=cuda trainer.n_gpus_per_node=8 "$@"'
+    )
+    script.write_text("#!/usr/bin/env bash\n" + lines.format(launch=launch) + "\n")
+    found = [f for f in findings(capsys, str(script))[1] if f["rule"] == "visible-devices"]
+    assert [f["line"] for f in found] == ([expected] if expected else [])

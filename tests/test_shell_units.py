@@ -432,7 +432,26 @@ def launch_env(text: str) -> dict:
         ("export ARR=(1 2); probe", {}),  # bash exports no arrays
         ("A=1 true; probe", {}),  # a prefix is for its command only
         ('export A="$(hostname)"; probe', {"A": "$(hostname)"}),
+        ("export A=1; export -n A; probe", {}),  # the export attribute taken away (real bash agrees)
+        ("export A=1; export -n A=2; probe", {}),
+        ("export A=1; declare +x A; probe", {}),
+        ("declare -x A=1; typeset +x A=3; probe", {}),
+        ("export A=1; f() { local +x A; }; f; probe", {"A": "1"}),  # a local of its own, gone at return
+        ("set -a; A=1; set +a; B=2; probe", {"A": "1"}),  # allexport: assignments while it is on
+        ("set -o allexport; A=1; set +o allexport; probe", {"A": "1"}),
+        ("A=1; set -a; probe", {}),
+        ("B=0; set -ea; B=1; A=(1 2); probe", {"B": "1"}),
+        ("set -a; f() { local A=1; probe; }; f", {"A": "1"}),
+        ("f() { probe; }; A=1 f", {"A": "1"}),  # a prefix before a function: exported while it runs
+        ("A=1 eval probe", {"A": "1"}),
     ],
 )
 def test_the_environment_a_launch_gets(text, env):
     assert launch_env(text) == env
+
+
+def test_a_prefix_before_a_function_holds_while_it_runs_only():
+    """`MODE=fast train` where train() launches: bash gives the function MODE (and what it
+    assigns to MODE is gone at return); after it, the old value is back."""
+    text = "A=0; f() { probe $A; A=2; }; A=1 f; probe $A; B=1 . /dev/null; probe ${B-unset}"
+    assert probed(text) == [["1"], ["0"], ["unset"]]

@@ -202,9 +202,13 @@ class LaunchFindings:
     findings: list = field(default_factory=list)
 
 
-def resolve(findings: list, launches: list[LaunchFindings], scripts: dict, unseen: str | None = None) -> list:
+def resolve(
+    findings: list, launches: list[LaunchFindings], scripts: dict, unseen: str | None = None, elsewhere=None
+) -> list:
     """The findings with each fix tied to the source or refused. `scripts`: path -> parsed
-    Script of every file the run read; `unseen`: why some launches were not seen (refuse all)."""
+    Script of every file the run read; `unseen`: why some launches were not seen (refuse all);
+    `elsewhere`: Loc of a word -> a program other than verl that gets it too (refuse there)."""
+    elsewhere = elsewhere or {}
     reach: dict[Loc, set[int]] = defaultdict(set)
     for n, la in enumerate(launches):
         for f in la.spec.argv:
@@ -229,6 +233,11 @@ def resolve(findings: list, launches: list[LaunchFindings], scripts: dict, unsee
         word, edit, why = located.get(id(f), (None, None, "the finding is not about one launch"))
         if unseen:
             edit, why = None, unseen
+        elif edit is not None and word in elsewhere:
+            edit, why = (
+                None,
+                f"the word also reaches {elsewhere[word]}, a program that is not verl",
+            )
         elif edit is not None:
             others = sorted(reach[word] - votes[(word, edit)])
             if others:
@@ -255,6 +264,11 @@ def _word_key(path: str, line: int, col: int) -> tuple:
     return (os.path.realpath(path), line, col)
 
 
+def _edit_key(edit: SourceEdit) -> tuple:
+    """An edit by the file it changes, whatever name (a symlink, another path) it was reached by."""
+    return (edit.path if edit.path == "-" else os.path.realpath(edit.path), edit.start, edit.end, edit.replacement)
+
+
 @dataclass
 class Plan:
     """The edits one pass makes, by file (as reported), and what it fixes or refuses."""
@@ -273,10 +287,11 @@ def plan(results) -> Plan:
     for i, r in enumerate(results):
         for f in r.findings:
             if f.fix is not None and f.fix.edit is not None:
-                asked[(_word_key(f.path, f.line, f.column), f.fix.edit)].add(i)
+                asked[(_word_key(f.path, f.line, f.column), _edit_key(f.fix.edit))].add(i)
     reached = [{_word_key(*w) for w in r.reached} for r in results]
     out = Plan()
     chosen: dict[str, dict[SourceEdit, list]] = defaultdict(dict)
+    names: dict[str, str] = {}  # a file's real path -> the name its edits go by (the first reported)
     for r in results:
         for f in r.findings:
             if f.fix is None:
@@ -285,12 +300,15 @@ def plan(results) -> Plan:
                 out.refused.append((f, f.fix.refused))
                 continue
             word = _word_key(f.path, f.line, f.column)
-            agree = asked[(word, f.fix.edit)]
+            agree = asked[(word, _edit_key(f.fix.edit))]
             others = [results[j].path for j, w in enumerate(reached) if word in w and j not in agree]
             if others:
                 out.refused.append((f, f"{others[0]} also passes this word to verl, and there this fix does not hold"))
                 continue
-            chosen[f.fix.edit.path].setdefault(f.fix.edit, []).append(f)
+            name = names.setdefault(_edit_key(f.fix.edit)[0], f.fix.edit.path)
+            if name != f.fix.edit.path:  # one file, one list of edits made in one write
+                f = replace(f, fix=replace(f.fix, edit=replace(f.fix.edit, path=name)))
+            chosen[name].setdefault(f.fix.edit, []).append(f)
     for path, by_edit in chosen.items():
         kept: list[SourceEdit] = []
         for edit in sorted(by_edit, key=lambda e: (e.start, e.end)):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from .rules.hydra.hydra_argument import HydraArgument
 from .rules.hydra.hydra_flag import HydraFlag
-from .shell.words import Field
+from .shell.words import Field, join_pieces
 from .values import Loc
 
 _PYTHON = re.compile(r"^(python[0-9.]*|pypy[0-9.]*|torchrun)$")
@@ -113,7 +113,51 @@ def launch_of(argv: list[Field], loc: Loc, last_word: str = "", environment=None
     entry = find_entry(argv)
     if entry is None:
         return None
-    return Launch(loc, argv, entry, last_word, dict(environment()) if environment is not None else {})
+    env = dict(environment()) if environment is not None else {}
+    return Launch(loc, argv, entry, last_word, _env_commands(argv[:entry], env))
+
+
+def other_program(argv: list[Field]) -> str | None:
+    """A command that runs Python (python3, torchrun) but no verl entry point: its first two
+    words, as said in a note (`python3 my_app.py`); None for anything else."""
+    for i, f in enumerate(argv):
+        if f.value is not None and _PYTHON.match(os.path.basename(f.value)):
+            return " ".join(w.display for w in argv[i : i + 2]) if find_entry(argv) is None else None
+    return None
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def _env_commands(words: list[Field], env: dict) -> dict:
+    """The environment after each `env` among the words before the module (`env -u X`, `env -i`,
+    `env X=1 python3 ...`): what coreutils env gives the command it runs. Its operands are read
+    up to the command; a word known only at run time ends them (it could be either)."""
+    out = dict(env)
+    i = 0
+    while i < len(words):
+        i += 1
+        if os.path.basename(words[i - 1].value or "") != "env":
+            continue
+        while i < len(words) and words[i].pieces and isinstance(words[i].pieces[0], str):
+            w, head = words[i].value, words[i].pieces[0]
+            if w in ("-i", "--ignore-environment", "-"):
+                out = {}
+            elif w in ("-u", "--unset", "-C", "--chdir"):
+                if w in ("-u", "--unset") and i + 1 < len(words) and words[i + 1].value:
+                    out.pop(words[i + 1].value, None)
+                i += 1
+            elif w is not None and w.startswith(("--unset=", "-u")):
+                out.pop(w.split("=", 1)[1] if w.startswith("--") else w[2:], None)
+            elif head.startswith("-"):
+                pass  # -0, -v, --chdir=DIR, ...: nothing the command's environment gets
+            elif "=" in head and _NAME.match(head.split("=", 1)[0]):
+                name, rest = head.split("=", 1)
+                out[name] = Field(join_pieces((rest, *words[i].pieces[1:])), words[i].loc)
+            else:
+                break  # the command env runs
+            i += 1
+    return out
 
 
 # Hydra's grammar is asked about an override whose value is partly unknown with this

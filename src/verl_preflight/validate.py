@@ -14,7 +14,7 @@ from . import fix, suppressions
 from .findings import Finding, merge_findings
 from .hydra_stage.check import check_launch, config_name_of
 from .hydra_stage.tree import ConfigCache
-from .launches import LaunchSpec, launch_of, read_launch
+from .launches import LaunchSpec, launch_of, other_program, read_launch
 from .machine import current_env, installed_stack
 from .rules import get as rule_class
 from .rules import run_launch_rules, run_script_rules
@@ -119,12 +119,23 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
     checked: list[fix.LaunchFindings] = []  # each launch in each profile, with its findings
     parsed: dict = {}
     allowance = Allowance(opts.budget)  # one step and time budget for the script, shared by its profiles
+    elsewhere: dict = {}  # Loc of a word -> a Python program, not verl, that gets it too (--fix)
+
+    def on_command(argv, loc, last_word="", environment=None):
+        launch = launch_of(argv, loc, last_word, environment)
+        program = other_program(argv) if launch is None else None
+        if program is not None:
+            for f in argv:
+                if f.loc is not None:
+                    elsewhere.setdefault(f.loc, program)
+        return launch
+
     evaluated = [
         evaluate(
             script,
             env,
             unset,
-            launch_of,
+            on_command,
             ambient=ambient,
             allowance=allowance,
             parsed=parsed,
@@ -150,8 +161,9 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
     if opts.schema is not None:
         findings.extend(run_script_rules(opts.schema, ScriptContext(script, parsed, all_launches, read_file.text)))
     scripts = {script.path: script, **{s.path: s for s in parsed.values()}}
-    findings = fix.resolve(findings, checked, scripts, unseen)
+    findings = fix.resolve(findings, checked, scripts, unseen, elsewhere)
     result.reached = {(f.loc.path, f.loc.line, f.loc.col) for la in checked for f in la.spec.argv if f.loc}
+    result.reached |= {(loc.path, loc.line, loc.col) for loc in elsewhere}
     sources = {path: data.decode("utf-8", "replace")}
     sources.update({p: s.source.decode("utf-8", "replace") for p, s in parsed.items()})
     result.findings = merge_findings(suppressions.apply(findings, sources))

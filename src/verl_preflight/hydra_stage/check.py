@@ -574,20 +574,30 @@ MAX_OPTION_RUNS = 32
 
 def _whatever_the_options(cache, config_name: str, texts: list[str], open_groups: list[_OpenGroup]) -> list[Problem]:
     """check_overrides with each open selection replaced by each option it could be (up to
-    32 runs): the problems every run has (same override, rule and key), in the first run's order."""
+    32 runs): the problems every run has (same override, rule and key), in the first run's order.
+    A problem keeps its fix only when every run proposes the same one (`+` can be right for one
+    option's dataclass and break another's)."""
     import itertools
 
     if not open_groups:
         return check_overrides(cache, config_name, texts)
     choices = [c for c in itertools.product(*(g.lines for g in open_groups)) if _consistent(open_groups, c)]
     common, first = None, None
+    fixes: dict[tuple, set] = {}  # (index, rule, key) -> the fixes the runs propose
     for choice in choices[:MAX_OPTION_RUNS]:
         trial = list(texts)
         for group, line in zip(open_groups, choice, strict=True):
             trial[group.position] = line
         found = check_overrides(cache, config_name, trial)
         ids = {(p.index, p.rule, p.key) for p in found}
+        for p in found:
+            fixes.setdefault((p.index, p.rule, p.key), set()).add(p.fix)
         first, common = (found, ids) if first is None else (first, common & ids)
     if len(choices) > MAX_OPTION_RUNS:  # untried options could clear a problem
         common = {c for c in common if c[1] in ("override-syntax", "override-sweep")}
-    return [p for p in first if (p.index, p.rule, p.key) in common]
+    out = []
+    for p in first:
+        k = (p.index, p.rule, p.key)
+        if k in common:
+            out.append(p if len(fixes[k]) == 1 else replace(p, fix=None))
+    return out

@@ -66,10 +66,7 @@ class Builtins:
             if text in ("-o", "+o") and i + 1 < len(args):
                 opt = args[i + 1].value
                 on = text == "-o"
-                if opt == "errexit":
-                    st.errexit = on
-                elif opt == "nounset":
-                    st.nounset = on
+                _set_option(st, opt, on)
                 i += 2
                 continue
             if text[:1] in "-+" and len(text) > 1:
@@ -78,12 +75,10 @@ class Builtins:
                     st.errexit = on
                 if "u" in text:
                     st.nounset = on
+                if "a" in text:
+                    st.allexport = on
                 if "o" in text[1:] and i + 1 < len(args):
-                    opt = args[i + 1].value
-                    if opt == "errexit":
-                        st.errexit = on
-                    elif opt == "nounset":
-                        st.nounset = on
+                    _set_option(st, args[i + 1].value, on)
                     i += 1
                 i += 1
                 continue
@@ -277,7 +272,9 @@ class Declarations:
         (`NAME` or `NAME=value`). Assigning to a readonly variable fails the command
         (status 1) and the script goes on, as in bash."""
         attrs = {}
-        if keyword == "export" or "x" in flags:
+        if keyword == "export" and "n" in flags or "+x" in flags:
+            attrs["exported"] = False  # `export -n`, `declare +x`: no longer exported
+        elif keyword == "export" or "x" in flags:
             attrs["exported"] = True
         if keyword == "readonly" or "r" in flags:
             attrs["readonly"] = True
@@ -348,6 +345,16 @@ class Declarations:
         shown = f"$(({var.value.display}))"
         text = str(value) if value is not None else Unknown(shown, "arithmetic on an unknown value")
         st.set_var(name, Field((text,), var.value.loc))
+
+
+def _set_option(st: State, name: str | None, on: bool) -> None:
+    """`set -o NAME` / `set +o NAME` for the options the evaluation follows."""
+    if name == "errexit":
+        st.errexit = on
+    elif name == "nounset":
+        st.nounset = on
+    elif name == "allexport":
+        st.allexport = on
 
 
 def _flags(option: str) -> set:

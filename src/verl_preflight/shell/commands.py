@@ -53,6 +53,7 @@ NO_EFFECT = frozenset(
 _ESCAPED_BLANK_AT_END = re.compile(rb"([ \t]*)\\([ \t])[ \t]*(?:#[^\n]*)?(?:\r?\n|$)")
 _ESCAPED_BLANKS_BEFORE = re.compile(rb"(?:(?<=[ \t\n])|^)(?:\\[ \t])+\Z")  # `\ ` starting the word after it
 _REDIRECTS = {"file_redirect", "heredoc_redirect", "herestring_redirect"}
+_TEMPORARY_PREFIX = frozenset({"eval", "source", "."})  # builtins that run script text with the prefixes
 
 
 def _is_shell_script(path: str) -> bool:
@@ -187,6 +188,8 @@ class Commands:
         if name is None:
             st.status = None
             return [st]
+        if assigns and (name in st.funcs or name in _TEMPORARY_PREFIX):
+            return self._with_prefix(assigns, st, lambda: self.run_command(node, argv, st, depth, last_word))
         if name in st.funcs:
             return self.i.flow.call_function(name, argv[1:], st, depth, loc)
         handler = self.i.builtin_table.get(name)
@@ -216,6 +219,23 @@ class Commands:
             return self.run_script(wrapped[0], wrapped[1], st, depth, node)
         st.status = None  # an external command: its outcome is unknown
         return [st]
+
+    def _with_prefix(self, assigns, st: State, run) -> list[State]:
+        """`A=1 f`, `A=1 eval ...`, `A=1 source F`: bash exports the prefixes while the
+        function or builtin runs, then gives the variables back their values from before
+        (what it assigned to them is gone too)."""
+        names = [self.i.script.text(g[0].child_by_field_name("name")).partition("[")[0] for g in assigns]
+        saved = {n: st.vars.get(n) for n in names}
+        for group in assigns:
+            self.i.variables.assign_node(group[0], st, extra=group[1:], attrs={"exported": True})
+        results = run()
+        for r in results:
+            for n, old in saved.items():
+                if old is None:
+                    r.vars.pop(n, None)
+                else:
+                    r.vars[n] = old
+        return results
 
     def _wrapped_script(self, name: str, argv: list[Field]):
         """(path, arguments) for `bash FILE ARGS`, `sh FILE ARGS`, `./FILE.sh ARGS` when

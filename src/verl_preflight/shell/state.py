@@ -73,6 +73,7 @@ class State:
     positional: tuple = ()
     errexit: bool = False
     nounset: bool = False
+    allexport: bool = False  # `set -a`: every variable assigned is exported
     status: int | None = 0
     flow: str | None = None  # "exit", "return", "break", "continue"
     flow_arg: int | None = 0
@@ -92,6 +93,7 @@ class State:
             positional=self.positional,
             errexit=self.errexit,
             nounset=self.nounset,
+            allexport=self.allexport,
             status=self.status,
             flow=self.flow,
             flow_arg=self.flow_arg,
@@ -111,7 +113,7 @@ class State:
 
     def set_var(self, name: str, value, **attrs) -> None:
         old = self.vars.get(name)
-        exported = attrs.get("exported", old.exported if old else False)
+        exported = attrs.get("exported", (old.exported if old else False) or self.allexport)
         readonly = attrs.get("readonly", old.readonly if old else False)
         self.vars[name] = Var(value, exported, readonly)
 
