@@ -315,3 +315,16 @@ def test_fixable_rules_say_so_everywhere(capsys):
         doc = fh.read()
     for rid in fixable:
         assert f"### `{rid}` (error, fixable)" in doc
+
+
+def test_a_read_only_script_is_not_rewritten(work, capsys):
+    """`chmod a-w`: the rename would replace it (the folder is writable, and root may write
+    anything); --fix says it cannot write it and leaves it as it is."""
+    folder, paths = work
+    target = paths["use_mbridge.sh"]
+    os.chmod(target, 0o444)
+    before = read(target)
+    code, out, err = run(capsys, "--fix", target)
+    assert read(target) == before
+    assert "read-only" in out + err
+    assert oct(os.stat(target).st_mode & 0o777) == "0o444"

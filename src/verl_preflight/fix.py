@@ -20,6 +20,7 @@ Profiles the run did not see (a capped or an unfinished evaluation) refuse all.
 from __future__ import annotations
 
 import difflib
+import errno
 import os
 import re
 import tempfile
@@ -364,9 +365,13 @@ def unified_diff(path: str, old: bytes, new: bytes) -> str:
 
 
 def write(path: str, data: bytes) -> None:
-    """Replace the file's bytes at once (a temporary file renamed over it), keeping its mode."""
+    """Replace the file's bytes at once (a temporary file renamed over it), keeping its mode.
+    A file nobody may write (no write bit: `chmod a-w`) is not replaced, even where the
+    folder would allow the rename (or root runs the fix): PermissionError."""
     target = os.path.realpath(path)
     mode = os.stat(target).st_mode & 0o7777
+    if not mode & 0o222:
+        raise PermissionError(errno.EACCES, "the file is read-only", path)
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".fix-")
     try:
         with os.fdopen(fd, "wb") as fh:
