@@ -59,8 +59,11 @@ def main() -> int:
             os.makedirs(corpus)
             make_corpus(corpus, n)
             env = dict(os.environ, XDG_CACHE_HOME=os.path.join(tmp, "cache"))
-            cmd = [sys.executable, TOOL, "-j", args.jobs, "--format", "json", corpus]
+            jobs = ["-j", args.jobs] if args.jobs != "0" else []  # no -j: the CPU count
+            cmd = [sys.executable, TOOL, *jobs, "--format", "json", corpus]
             cold, cold_mem, proc = measure(cmd, env)
+            if proc.returncode not in (0, 1):
+                sys.exit(f"validate-scripts failed ({proc.returncode}): {proc.stderr.strip()}")
             profiles = sum(len(s["profiles"]) for s in json.loads(proc.stdout)["scripts"])
             warm, warm_mem, _ = measure(cmd, env)
             rows.append((n, profiles, cold, warm, cold_mem, warm_mem))
