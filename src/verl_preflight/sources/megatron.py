@@ -15,7 +15,6 @@ which tools/gen_stack_data.py writes from Megatron-LM's tagged sources.
 from __future__ import annotations
 
 import ast
-import importlib.metadata
 import importlib.util
 import json
 import os
@@ -92,9 +91,11 @@ def installed_megatron_version() -> str | None:
         version = _package_info_version(os.path.join(root, "megatron", "core", "package_info.py"))
         if version:
             return version
+    from importlib import metadata  # imported here: a run that needs no version never pays for it
+
     try:
-        return importlib.metadata.version("megatron-core")
-    except importlib.metadata.PackageNotFoundError:
+        return metadata.version("megatron-core")
+    except metadata.PackageNotFoundError:
         return None
 
 
