@@ -250,6 +250,10 @@ def test_a_job_submitted_to_a_ray_cluster_does_not_get_the_shells_visibility(tmp
         ("export CUDA_VISIBLE_DEVICES=0\nenv --unset=CUDA_VISIBLE_DEVICES {launch}", None),
         ("export CUDA_VISIBLE_DEVICES=0\nenv -i PATH=/usr/bin {launch}", None),
         ("export CUDA_VISIBLE_DEVICES=0\nenv CUDA_VISIBLE_DEVICES=0,1,2,3 {launch}", 3),
+        # sudo resets the environment (env_reset, sudoers decides what is kept): unknown, not judged
+        ("export CUDA_VISIBLE_DEVICES=0\nsudo -u trainer {launch}", None),
+        ("export CUDA_VISIBLE_DEVICES=0\nsudo -E {launch}", 2),
+        ("sudo CUDA_VISIBLE_DEVICES=0,1 {launch}", 2),
     ],
 )
 def test_the_env_command_sets_and_unsets_what_the_launch_gets(tmp_path, capsys, lines, expected):

@@ -137,7 +137,11 @@ def _env_commands(words: list[Field], env: dict) -> dict:
     i = 0
     while i < len(words):
         i += 1
-        if os.path.basename(words[i - 1].value or "") != "env":
+        program = os.path.basename(words[i - 1].value or "")
+        if program == "sudo":
+            i, out = _sudo_operands(words, i, out)
+            continue
+        if program != "env":
             continue
         while i < len(words) and words[i].pieces and isinstance(words[i].pieces[0], str):
             w, head = words[i].value, words[i].pieces[0]
@@ -158,6 +162,29 @@ def _env_commands(words: list[Field], env: dict) -> dict:
                 break  # the command env runs
             i += 1
     return out
+
+
+_SUDO_TAKES_VALUE = {"-u", "-g", "-h", "-p", "-C", "-D", "-R", "-r", "-t", "-T", "-U", "--user", "--group"}
+
+
+def _sudo_operands(words: list[Field], i: int, env: dict) -> tuple[int, dict]:
+    """`sudo [options] [NAME=value...] command`: sudo resets the environment (env_reset;
+    which variables sudoers keeps is not known here, so none is), unless -E/--preserve-env;
+    NAME=value operands are set for the command."""
+    out = {} if not any(w.value in ("-E", "--preserve-env") for w in words[i:]) else dict(env)
+    while i < len(words) and words[i].pieces and isinstance(words[i].pieces[0], str):
+        w, head = words[i].value, words[i].pieces[0]
+        if w in _SUDO_TAKES_VALUE:
+            i += 1
+        elif head.startswith("-"):
+            pass
+        elif "=" in head and _NAME.match(head.split("=", 1)[0]):
+            name, rest = head.split("=", 1)
+            out[name] = Field(join_pieces((rest, *words[i].pieces[1:])), words[i].loc)
+        else:
+            break  # the command sudo runs
+        i += 1
+    return i, out
 
 
 # Hydra's grammar is asked about an override whose value is partly unknown with this
