@@ -328,3 +328,19 @@ def test_a_read_only_script_is_not_rewritten(work, capsys):
     assert read(target) == before
     assert "read-only" in out + err
     assert oct(os.stat(target).st_mode & 0o777) == "0o444"
+
+
+def test_a_script_bash_cannot_parse_is_not_rewritten(tmp_path, capsys):
+    """A bash-syntax error: bash runs nothing of it, and the tool's reading of it is not
+    certain enough to rewrite a word (the typo is still reported)."""
+    script = tmp_path / "broken.sh"
+    script.write_text(
+        "#!/usr/bin/env bash\n"
+        'python3 -m verl.trainer.main_ppo trainer.total_epoch=3 "$@"\n'
+        "if true; then\n"  # never closed
+    )
+    before = read(script)
+    code, out, err = run(capsys, "--fix", str(script))
+    assert read(script) == before
+    assert "override-missing-key" in out and "bash-syntax" in out
+    assert "not fixed [override-missing-key]: bash cannot parse this script" in out

@@ -198,6 +198,14 @@ WORDS = [
     "model_engine=megatron",
     "<<EOF",
     "EOF",
+    "\\ #x",
+    "\\",
+    "$((A[1]+T[k]))",
+    "read -ra A",
+    "export X=1",
+    "env -u X",
+    "sudo -E",
+    "CUDA_VISIBLE_DEVICES=0",
 ]
 
 

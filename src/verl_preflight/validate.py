@@ -113,7 +113,10 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
     findings = [note_finding(n) for n in syntax_notes(script)]
     info = prof.scan(script, read_file=read_file)
     result.reads = set(info.reads) | set(info.inputs) | set(info.tested)
+    refused = bool(findings)  # bash-syntax: bash refuses the script; no reading of it is sure enough to rewrite
     envs, unset, ambient, unseen = _profile_envs(path, info, opts, findings)
+    if refused:
+        unseen = "bash cannot parse this script (bash-syntax)"
     stack_inputs = _StackInputs(path, data, opts, read_file)
     all_launches = []
     checked: list[fix.LaunchFindings] = []  # each launch in each profile, with its findings
