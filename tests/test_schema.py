@@ -117,3 +117,13 @@ def test_pyproject_paths_excludes_and_severity(tmp_path, capsys, monkeypatch):
     assert [os.path.basename(s["path"]) for s in doc["scripts"]] == ["run.sh"]
     assert code == 1 and [(f["rule"], f["severity"]) for f in doc["findings"]] == [("duplicate-key", "error")]
     assert main(["--format", "json", "scripts/run.sh", "--strict"]) == 1  # flags still work
+
+
+def test_the_shipped_schema_is_read_on_first_use_and_is_the_same():
+    from verl_preflight.rules.schema import ShippedSchema
+
+    shipped = ShippedSchema()
+    assert shipped._schema is None and shipped.path == DEFAULT_SCHEMA  # the cache key needs only these
+    eager = load_schema()
+    assert [p.id for p in shipped.policies] == [p.id for p in eager.policies]
+    assert shipped.backends == eager.backends

@@ -299,8 +299,12 @@ def _unread_profile_keys(results, pinned) -> list[str]:
 
 
 def _schema(path):
-    from .rules.schema import SchemaError, load_schema
+    """The policy schema: a user's file read and checked now (its mistakes are usage errors
+    before anything runs); the shipped one when a script is first checked."""
+    from .rules.schema import SchemaError, ShippedSchema, load_schema
 
+    if path is None:
+        return ShippedSchema()
     try:
         return load_schema(path)
     except SchemaError as err:
@@ -503,8 +507,11 @@ def _check_severity_ids(args, schema) -> None:
 
     from .rules import registry
 
+    severity = getattr(args, "severity", {}) or {}
+    if not severity:
+        return
     known = set(registry()) | {p.id for p in getattr(schema, "policies", ())}
-    for rid in getattr(args, "severity", {}) or {}:
+    for rid in severity:
         if rid not in known:
             close = difflib.get_close_matches(rid, sorted(known), n=1, cutoff=0.6)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
