@@ -161,3 +161,19 @@ def test_a_worker_composes_itself_when_the_one_that_claimed_it_never_publishes(t
     cache = tree.ConfigCache(tree.locate(None), use_disk=False)
     cache.shared_dir = str(tmp_path)
     assert "tree" in cache.snapshot("ppo_trainer", ())
+
+
+def test_a_worker_that_fails_to_compose_lets_the_others_compose(tmp_path, monkeypatch):
+    """The claiming worker raised while composing (not a Hydra error: a bug of ours): the
+    waiting worker composes at once instead of waiting out SharedSnapshots.WAIT."""
+    import time
+
+    import verl_preflight.hydra_stage.tree as tree
+
+    key = '["ppo_trainer", []]'
+    claimer = tree.SharedSnapshots(str(tmp_path), key)
+    assert claimer.claim() is None
+    claimer.publish(None)
+    start = time.monotonic()
+    assert tree.SharedSnapshots(str(tmp_path), key).claim() is None
+    assert time.monotonic() - start < tree.SharedSnapshots.WAIT / 2

@@ -634,12 +634,14 @@ class ConfigCache:
         entry = shared.claim() if shared is not None else None
         if entry is None:
             try:
-                cfg = self.composed(config_name, group_overrides)
-                entry = {"tree": snapshot_of(cfg)}
-            except Exception as err:  # Hydra's composition errors, whatever their class
-                entry = {"error": _one_paragraph(str(err)), "kind": type(err).__name__}
-            if shared is not None:
-                shared.publish(entry)
+                try:
+                    cfg = self.composed(config_name, group_overrides)
+                    entry = {"tree": snapshot_of(cfg)}
+                except Exception as err:  # Hydra's composition errors, whatever their class
+                    entry = {"error": _one_paragraph(str(err)), "kind": type(err).__name__}
+            finally:
+                if shared is not None:
+                    shared.publish(entry)  # None (this worker failed): the others compose it themselves
         self.snapshots[key] = entry
         self.dirty = True
         return entry
@@ -665,7 +667,8 @@ class SharedSnapshots:
         self.lock = self.path + ".lock"
 
     def claim(self) -> dict | None:
-        """The published snapshot, or None when this worker is to compose it."""
+        """The published snapshot, or None when this worker is to compose it (it claimed it,
+        or the worker that did gave up, or took longer than WAIT)."""
         import time
 
         try:
@@ -680,10 +683,19 @@ class SharedSnapshots:
             found = self._read()
             if found is not None:
                 return found
+            if os.path.exists(self.lock + ".gone"):
+                return None
             time.sleep(0.005)
         return None
 
-    def publish(self, entry: dict) -> None:
+    def publish(self, entry: dict | None) -> None:
+        """Publish the snapshot; None: this worker could not make it (the others then do)."""
+        if entry is None:
+            try:
+                os.close(os.open(self.lock + ".gone", os.O_CREAT | os.O_WRONLY))
+            except OSError:
+                pass
+            return
         try:
             fd, tmp = tempfile.mkstemp(dir=os.path.dirname(self.path), suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
