@@ -7,12 +7,17 @@
 - A --config-path known only at run time (`--config-path="$(pwd)/examples/..."`)
   is not verl's tree: --config-name is not looked up there.
 - A verl module that is not a Hydra app (`python3 -m verl.model_merger merge
-  --backend fsdp`) parses its own arguments: no hydra-argument finding.
+  --backend fsdp`) parses its own arguments: no hydra-argument finding, and no
+  launch-passes-args (the user's Hydra overrides are not for it).
+- Known, not fixed (xfail): `COMMAND="python3 -m verl.trainer.main_ppo ... $@"; eval ${COMMAND}`
+  (Logic-RL scripts/curriculum.sh:65) forwards the script's arguments, yet launch-passes-args fires.
 """
 
 from __future__ import annotations
 
 import json
+
+import pytest
 
 from verl_preflight.cli import main
 
@@ -135,3 +140,45 @@ def test_a_script_that_readies_ascend_in_one_branch_is_on_gpu_in_the_others(tmp_
     assert [(f["line"], f["rule"]) for f in errors] == [(7, "transformer-config-key")]
     assert all(p.get("PLATFORM") != "ascend" for p in errors[0]["profiles"])
     assert len(out["scripts"][0]["profiles"]) == 2
+
+
+def warnings(tmp_path, capsys, text: str, rule: str) -> list[int]:
+    path = tmp_path / "run.sh"
+    path.write_text("#!/usr/bin/env bash\n" + text)
+    main(["--no-cache", "--format", "json", str(path)])
+    out, _ = capsys.readouterr()
+    return sorted(f["line"] for f in json.loads(out)["findings"] if f["rule"] == rule)
+
+
+def test_model_merger_is_no_hydra_launch_to_forward_args_to(tmp_path, capsys):
+    # verl v0.7.0 tests/special_e2e/run_grpo_lora_with_merge.sh:68: main_ppo gets "$@", then the
+    # merger (argparse) converts the checkpoint; the user's Hydra overrides are not for it
+    text = (
+        'python3 -m verl.trainer.main_ppo trainer.total_epochs=1 "$@"\n'
+        "python3 -m verl.model_merger merge --backend fsdp --local_dir ckpt/actor --target_dir ckpt/hf\n"
+    )
+    assert warnings(tmp_path, capsys, text, "launch-passes-args") == []
+
+
+def test_hydra_launch_without_forwarding_keeps_its_warning(tmp_path, capsys):
+    text = (
+        "python3 -m verl.trainer.main_ppo trainer.total_epochs=1\n"
+        "python3 -m verl.model_merger merge --backend fsdp --local_dir ckpt/actor --target_dir ckpt/hf\n"
+    )
+    assert warnings(tmp_path, capsys, text, "launch-passes-args") == [2]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="not fixed: a profile runs with no script arguments, so $@ inside COMMAND expands to nothing and "
+    "the launch that eval reads has no trace of it (the evaluator keeps no provenance of $@ in a value)",
+)
+def test_eval_of_a_command_string_holding_the_script_arguments_forwards_them(tmp_path, capsys):
+    # Logic-RL scripts/curriculum.sh:65: COMMAND="python3 -m verl.trainer.main_ppo ... $@"; eval ${COMMAND}
+    text = 'COMMAND="python3 -m verl.trainer.main_ppo \\\n    trainer.total_epochs=1 \\\n    $@"\neval ${COMMAND}\n'
+    assert warnings(tmp_path, capsys, text, "launch-passes-args") == []
+
+
+def test_eval_of_a_command_string_without_the_script_arguments_keeps_its_warning(tmp_path, capsys):
+    text = 'COMMAND="python3 -m verl.trainer.main_ppo trainer.total_epochs=1"\neval ${COMMAND}\n'
+    assert warnings(tmp_path, capsys, text, "launch-passes-args") == [3]

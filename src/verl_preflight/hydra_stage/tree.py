@@ -117,6 +117,10 @@ ENTRY_POINTS = {
     "verl.experimental.one_step_off_policy.main_ppo": ("config", "one_step_off_ppo_trainer"),
 }
 _MODULE = re.compile(r"verl(\.[A-Za-z_]\w*)+")
+# verl modules that `python3 -m` runs with their own argparse options, not Hydra's (their
+# arguments are no overrides); verl 0.9.1 verl/model_merger/base_model_merger.py:35
+# `argparse.ArgumentParser(description="verl model merger")`, the same in every verl that has it.
+OWN_OPTIONS = frozenset({"verl.model_merger"})
 
 
 def _has_sources(root: str | None) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...hydra_stage.tree import OWN_OPTIONS
 from .. import Rule
 
 FORWARDS = {'"$@"', "$@", '"${@}"', "${@}"}
@@ -13,13 +14,20 @@ class LaunchPassesArgs(Rule):
     stage = "policy"
     scope = "script"
     summary = 'a verl launch that does not end with "$@"'
-    why = "Without it users cannot override a setting from the command line."
+    why = (
+        "Without it users cannot override a setting from the command line. Only Hydra launches are asked for it: "
+        "a verl module that parses its own options (verl.model_merger) takes no overrides, and the script's "
+        "arguments would break it."
+    )
+    ground_truth = "verl 0.9.1 verl/model_merger/base_model_merger.py:35 (argparse, not @hydra.main)"
     bad = 'python3 -m verl.trainer.main_ppo "${ARGS[@]}"'
     good = 'python3 -m verl.trainer.main_ppo "${ARGS[@]}" "$@"'
 
     def check_script(self, ctx):
         out = []
         for launch in ctx.launch_sites():
+            if launch.argv[launch.entry].value in OWN_OPTIONS:
+                continue
             if launch.last_word not in FORWARDS:
                 out.append(
                     self.finding(
