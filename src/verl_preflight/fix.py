@@ -19,11 +19,9 @@ Profiles the run did not see (a capped or an unfinished evaluation) refuse all.
 
 from __future__ import annotations
 
-import difflib
 import errno
 import os
 import re
-import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 
@@ -360,6 +358,8 @@ def changes(p: Plan, digests: dict, stdin: bytes | None = None) -> tuple[dict, l
 def unified_diff(path: str, old: bytes, new: bytes) -> str:
     a = old.decode("utf-8", "replace").splitlines(keepends=True)
     b = new.decode("utf-8", "replace").splitlines(keepends=True)
+    import difflib
+
     lines = list(difflib.unified_diff(a, b, fromfile=path, tofile=path))
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
@@ -372,6 +372,8 @@ def write(path: str, data: bytes) -> None:
     mode = os.stat(target).st_mode & 0o7777
     if not mode & 0o222:
         raise PermissionError(errno.EACCES, "the file is read-only", path)
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".fix-")
     try:
         with os.fdopen(fd, "wb") as fh:

@@ -22,8 +22,6 @@ def run_files(files, cache, opts, jobs: int = 1, results_cache=None):
 
     With a `results_cache` (result_cache.ResultCache), a script whose inputs did not change
     is not checked again; only the others go through the pipeline (and workers)."""
-    from . import parallel
-
     if jobs <= 0:
         jobs = os.cpu_count() or 1
     outcomes: list = [None] * len(files)
@@ -37,6 +35,8 @@ def run_files(files, cache, opts, jobs: int = 1, results_cache=None):
     paths = [files[i] for i in todo]
     check = functools.partial(run_and_keep, results_cache=results_cache)
     if jobs > 1 and len(paths) >= SERIAL_BELOW:
+        from . import parallel  # worker processes only when there are enough scripts to share
+
         fresh = parallel.run(paths, cache, opts, jobs, check)
     else:
         fresh = [check(path, cache, opts) for path in paths]
