@@ -9,15 +9,13 @@
 - A verl module that is not a Hydra app (`python3 -m verl.model_merger merge
   --backend fsdp`) parses its own arguments: no hydra-argument finding, and no
   launch-passes-args (the user's Hydra overrides are not for it).
-- Known, not fixed (xfail): `COMMAND="python3 -m verl.trainer.main_ppo ... $@"; eval ${COMMAND}`
-  (Logic-RL scripts/curriculum.sh:65) forwards the script's arguments, yet launch-passes-args fires.
+- `COMMAND="python3 -m verl.trainer.main_ppo ... $@"; eval ${COMMAND}` (Logic-RL
+  scripts/curriculum.sh:65) forwards the script's arguments: no launch-passes-args.
 """
 
 from __future__ import annotations
 
 import json
-
-import pytest
 
 from verl_preflight.cli import main
 
@@ -168,11 +166,6 @@ def test_hydra_launch_without_forwarding_keeps_its_warning(tmp_path, capsys):
     assert warnings(tmp_path, capsys, text, "launch-passes-args") == [2]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="not fixed: a profile runs with no script arguments, so $@ inside COMMAND expands to nothing and "
-    "the launch that eval reads has no trace of it (the evaluator keeps no provenance of $@ in a value)",
-)
 def test_eval_of_a_command_string_holding_the_script_arguments_forwards_them(tmp_path, capsys):
     # Logic-RL scripts/curriculum.sh:65: COMMAND="python3 -m verl.trainer.main_ppo ... $@"; eval ${COMMAND}
     text = 'COMMAND="python3 -m verl.trainer.main_ppo \\\n    trainer.total_epochs=1 \\\n    $@"\neval ${COMMAND}\n'
@@ -182,3 +175,5 @@ def test_eval_of_a_command_string_holding_the_script_arguments_forwards_them(tmp
 def test_eval_of_a_command_string_without_the_script_arguments_keeps_its_warning(tmp_path, capsys):
     text = 'COMMAND="python3 -m verl.trainer.main_ppo trainer.total_epochs=1"\neval ${COMMAND}\n'
     assert warnings(tmp_path, capsys, text, "launch-passes-args") == [3]
+    text = 'COMMAND="python3 -m verl.trainer.main_ppo $@ trainer.total_epochs=1"\neval ${COMMAND}\n'
+    assert warnings(tmp_path, capsys, text, "launch-passes-args") == [3]  # not last: a later word overrides

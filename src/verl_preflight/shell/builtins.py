@@ -181,8 +181,36 @@ class Builtins:
             st.status = 0
             return [st]
         snippet = _EvalText(self.i.script.path, text.encode(), loc)
-        with self.i.reading(snippet):
-            return self.i.flow.exec_block(snippet.root, [st], depth)
+        forwarding, self.i.ctx.forwarding = self.i.ctx.forwarding, any(self._ends_with_script_args(a) for a in args)
+        try:
+            with self.i.reading(snippet):
+                return self.i.flow.exec_block(snippet.root, [st], depth)
+        finally:
+            self.i.ctx.forwarding = forwarding
+
+    def _ends_with_script_args(self, value) -> bool:
+        """Whether the word that wrote `value` ends with the script's arguments
+        (`COMMAND="python3 -m ... $@"; eval ${COMMAND}`): each profile runs the script with
+        no arguments, so they leave no text in the value, but a run with some passes them."""
+        loc = value.loc
+        if loc is None:
+            return False
+        ctx = self.i.ctx
+        candidates = (self.i.script, ctx.main_script, ctx.parsed.get(loc.path))
+        script = next((s for s in candidates if s is not None and s.path == loc.path), None)
+        if script is None:
+            return False
+        lines = script.source.split(b"\n")
+        if not 0 < loc.line <= len(lines):
+            return False
+        prefix = lines[loc.line - 1].decode("utf-8", "replace")[: loc.col - 1].encode()
+        offset = sum(len(line) + 1 for line in lines[: loc.line - 1]) + len(prefix)
+        node = script.root.descendant_for_byte_range(offset, offset)
+        while node is not None and node.parent is not None and node.parent.type in ("string", "concatenation"):
+            node = node.parent
+        if node is None:
+            return False
+        return script.text(node).rstrip('"').rstrip().endswith(("$@", "${@}", "$*", "${*}"))
 
     def b_let(self, node, argv, st, depth, loc):
         value = None

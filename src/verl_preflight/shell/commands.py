@@ -109,6 +109,8 @@ class Commands:
         last = [n for n in words[-1] if not isinstance(n, str)]
         last_word = self.i.script.source[last[0].start_byte : last[-1].end_byte].decode("utf-8", "replace")
         last_word = self._escaped_blank_at_end(last[-1].end_byte, argv, last_word, st)
+        if self.i.ctx.forwarding:  # eval of a command string that ends with the script's arguments
+            last_word = '"$@"'
         return self.run_command(node, argv, st, depth, last_word, assigns)
 
     def environment(self, st: State, assigns=()) -> dict:

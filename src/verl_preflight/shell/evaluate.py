@@ -91,6 +91,8 @@ class Context:
         self.running: list[str] = []  # scripts that started the one evaluated now (bash FILE)
         self.wrapped_runs = 0
         self.switches = None  # profiles.Scan of the script, when the caller has it
+        self.main_script: Script | None = None  # the file evaluated, parsed
+        self.forwarding = False  # an eval runs text that ends with the script's arguments
 
     def missing(self, name: str) -> Field | None:
         """The value of a variable nobody set: unset (None) or unknown from the environment."""
@@ -289,6 +291,7 @@ def evaluate(
     if parsed is not None:
         ctx.parsed = parsed
     ctx.main_path = script.path
+    ctx.main_script = script
     ctx.switches = switches
     interp = Interpreter(script, ctx)
     states = interp.run(env)
