@@ -16,6 +16,21 @@ FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 SHARED = os.path.join(os.path.dirname(ROOT), "shared")
 
 
+def run_cli(capsys, *args):
+    """The command line in this process: (exit code, standard output, standard error)."""
+    from verl_preflight.cli import main
+
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def write_file(tmp_path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
 @pytest.fixture(scope="session")
 def config_source():
     return locate(None)

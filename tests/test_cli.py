@@ -12,25 +12,13 @@ import sys
 
 import pytest
 from conftest import ROOT
-
-from verl_preflight.cli import main
+from conftest import run_cli as run
+from conftest import write_file as write
 
 EXAMPLES = os.path.join(ROOT, "examples")
 Q35 = os.path.join(EXAMPLES, "grpo_trainer", "run_qwen3_5_35b_megatron.sh")
 TOOL = os.path.join(ROOT, "tools", "validate_scripts.py")
 GDN = ("use_ascend_gdn", "use_triton_gdn")
-
-
-def run(capsys, *args):
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def write(tmp_path, name, text):
-    p = tmp_path / name
-    p.write_text(text)
-    return str(p)
 
 
 BAD = """\

@@ -12,6 +12,8 @@ import sys
 
 import pytest
 from conftest import ROOT
+from conftest import run_cli as run
+from conftest import write_file as write
 
 from verl_preflight.cli import main
 
@@ -23,18 +25,6 @@ TYPO = """\
 #!/usr/bin/env bash
 python3 -m verl.trainer.main_ppo trainer.total_epoch=2 "$@"
 """
-
-
-def run(capsys, *args):
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def write(tmp_path, name, text):
-    p = tmp_path / name
-    p.write_text(text)
-    return str(p)
 
 
 # ---- 7. CLI conventions ------------------------------------------------------

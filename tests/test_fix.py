@@ -14,6 +14,7 @@ import textwrap
 
 import pytest
 from conftest import FIXTURES
+from conftest import run_cli as run
 
 from verl_preflight.cli import main
 from verl_preflight.rules import all_rules
@@ -45,12 +46,6 @@ CHANGED = {
     },
     "profiles_disagree.sh": {},
 }
-
-
-def run(capsys, *args):
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ import os
 
 import pytest
 from conftest import FIXTURES
+from conftest import run_cli as run
 
-from verl_preflight.cli import main
 from verl_preflight.layout import (
     Role,
     head_problems,
@@ -27,12 +27,6 @@ MODELS = os.path.join(FIXTURES, "models")
 TINY = os.path.join(MODELS, "tiny-moe")
 HYBRID = os.path.join(MODELS, "hybrid-gdn")
 NO_CPU_OPTIMIZER = os.path.join(FIXTURES, "regressions", "layout", "qwen3_5_35b_gpu_no_cpu_optimizer.sh")
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def findings(capsys, *argv) -> list[dict]:

@@ -13,8 +13,8 @@ import shutil
 import time
 
 import pytest
+from conftest import run_cli as run
 
-from verl_preflight.cli import main
 from verl_preflight.machine import Devices, count_gpus, count_npus, probe_devices
 
 CAT, SLEEP = shutil.which("cat"), shutil.which("sleep")  # the stubs run with PATH set to their folder alone
@@ -166,12 +166,6 @@ def machine(bin_dir, tmp_path, monkeypatch):
         return str(script)
 
     return on
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_render_shows_the_machine_next_to_the_job(machine, capsys):
