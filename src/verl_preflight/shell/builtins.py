@@ -13,6 +13,7 @@ from .expand import word_groups
 from .notes import NoteKind
 from .parse import Script, parse_script
 from .state import READ_AT_RUN_TIME, State, Var, elements_of
+from .substitution import printf_text
 from .words import Field, Unknown
 
 if TYPE_CHECKING:
@@ -244,7 +245,8 @@ class Builtins:
         if len(argv) >= 3 and argv[1].value == "-v" and argv[2].known:
             fmt = argv[3] if len(argv) > 3 else Field(())
             args = argv[4:]
-            text = _printf(fmt, args)
+            printed = printf_text([fmt, *args])
+            text = Field.of(printed, fmt.loc) if printed is not None else None
             self.i.variables.assign_scalar(
                 st,
                 argv[2].value,
@@ -400,34 +402,6 @@ class _EvalText(Script):
 
     def loc(self, node) -> Loc:
         return self.at
-
-
-def _printf(fmt: Field, args: list[Field]) -> Field | None:
-    if not fmt.known or not all(a.known for a in args):
-        return None
-    out = []
-    text = fmt.value
-    values = [a.value for a in args]
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if ch == "%" and i + 1 < len(text):
-            spec = text[i + 1]
-            if spec == "%":
-                out.append("%")
-            elif spec in "sd":
-                out.append(values.pop(0) if values else ("" if spec == "s" else "0"))
-            else:
-                return None
-            i += 2
-            continue
-        if ch == "\\" and i + 1 < len(text):
-            out.append({"n": "\n", "t": "\t", "\\": "\\"}.get(text[i + 1], "\\" + text[i + 1]))
-            i += 2
-            continue
-        out.append(ch)
-        i += 1
-    return Field.of("".join(out), fmt.loc)
 
 
 # name -> (the interpreter part, its method(node, argv, st, depth, loc))

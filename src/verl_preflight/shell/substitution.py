@@ -180,6 +180,15 @@ class CommandOutput:
         return posixpath.normpath(posixpath.join(main[: -len(rel) - 1] or "/", target))
 
 
+def printf_text(args: list[Field]) -> str | None:
+    """What `printf FORMAT ARGS...` writes (%s, %d, %%, \\n, \\t, \\\\; the format is reused
+    while arguments remain, as bash does); None when it is not known statically."""
+    try:
+        return _printf(args)
+    except _NotStatic:
+        return None
+
+
 def _printf(args: list[Field]) -> str:
     if not args or not all(a.known for a in args):
         raise _NotStatic
