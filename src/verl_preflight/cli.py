@@ -436,6 +436,7 @@ def _diff(results, unreadable, opts) -> int:
     made, problems = fix.changes(plan, _digests(results), opts.stdin)
     for path in sorted(made):
         sys.stdout.write(fix.unified_diff(path, *made[path]))
+    sys.stdout.flush()  # the diff, then the summary: in this order on a terminal too
     for line in [*_refusals(plan), *problems, *unreadable]:
         print(line, file=sys.stderr)
     count = sum(1 for f in plan.fixed if f.fix.edit.path in made)
