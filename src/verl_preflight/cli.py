@@ -311,24 +311,28 @@ def _schema(path):
         raise UsageError(str(err)) from err
 
 
-def _validate(argv) -> int:
-    args = _parser().parse_args(argv)
+def _rule_docs(args) -> None:
+    """--list-rules, --explain RULE: the rules' own documentation."""
     if args.list_rules:
         from .report.rule_docs import listing
 
         sys.stdout.write(listing())
-        return EXIT_OK
-    if args.explain:
-        from .report.rule_docs import explain, nearest
+        return
+    from .report.rule_docs import explain, nearest
 
-        text = explain(args.explain)
-        if text is None:
-            close = nearest(args.explain)
-            hint = f" (did you mean {' or '.join(close)}?)" if close else ""
-            raise UsageError(f"no rule {args.explain!r}{hint}; --list-rules lists them")
-        sys.stdout.write(text)
-        return EXIT_OK
+    text = explain(args.explain)
+    if text is None:
+        close = nearest(args.explain)
+        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        raise UsageError(f"no rule {args.explain!r}{hint}; --list-rules lists them")
+    sys.stdout.write(text)
 
+
+def _validate(argv) -> int:
+    args = _parser().parse_args(argv)
+    if args.list_rules or args.explain:
+        _rule_docs(args)
+        return EXIT_OK
     _apply_settings(args)
     if args.verl and len(args.verl) > 1:
         if args.fix or args.diff:
@@ -360,7 +364,23 @@ def _validate(argv) -> int:
         if failed:
             unreadable = [*unreadable, *failed]
     findings = [f for r in results for f in r.findings]
-    seconds = time.perf_counter() - start
+    shown = _report(args, results, findings, source, time.perf_counter() - start, files, fix_lines)
+    for line in fix_lines if not shown else []:
+        print(line, file=sys.stderr)
+    for line in unreadable:
+        print(f"validate-scripts: {line}", file=sys.stderr)
+    if unreadable:
+        return EXIT_USAGE
+    if any(f.severity == "error" for f in findings):
+        return EXIT_FINDINGS
+    if args.strict and any(f.severity == "warning" for f in findings):
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def _report(args, results, findings, source, seconds: float, files, fix_lines) -> bool:
+    """The report in the chosen format on standard output; True when it holds the --fix lines
+    (the text report does; the machine formats leave them to standard error)."""
     if args.format == "json":
         from .report import json_report
 
@@ -379,18 +399,8 @@ def _validate(argv) -> int:
         empty = _empty_folders(args.paths, files)
         color = _use_color(args.color)
         sys.stdout.write(text.render(results, findings, seconds, args.quiet, color, empty, fix_lines))
-        fix_lines = []
-    for line in fix_lines:
-        print(line, file=sys.stderr)
-    for line in unreadable:
-        print(f"validate-scripts: {line}", file=sys.stderr)
-    if unreadable:
-        return EXIT_USAGE
-    if any(f.severity == "error" for f in findings):
-        return EXIT_FINDINGS
-    if args.strict and any(f.severity == "warning" for f in findings):
-        return EXIT_FINDINGS
-    return EXIT_OK
+        return True
+    return False
 
 
 MAX_FIX_PASSES = 10  # a fix can make another possible (a renamed key whose value is then fixed)
