@@ -88,33 +88,6 @@ class Fix:
 # ---- the word in the source ------------------------------------------------
 
 
-def _byte_offset(script, loc: Loc) -> int | None:
-    """The byte offset of a location (1-based line, character column) in the parsed file."""
-    lines = script.source.split(b"\n")
-    if not 1 <= loc.line <= len(lines):
-        return None
-    line = lines[loc.line - 1]
-    start = sum(len(x) + 1 for x in lines[: loc.line - 1])
-    if line[: loc.col - 1].isascii():
-        return start + loc.col - 1 if loc.col - 1 <= len(line) else None
-    for b in range(len(line) + 1):
-        if len(line[:b].decode("utf-8", "replace")) == loc.col - 1:
-            return start + b
-    return None
-
-
-def word_at(script, loc: Loc):
-    """(the whole shell word around `loc` (an argument, an array element, an assigned value),
-    the byte offset of `loc`), or (None, None)."""
-    offset = _byte_offset(script, loc)
-    if offset is None:
-        return None, None
-    node = script.root.descendant_for_byte_range(offset, offset)
-    while node is not None and node.parent is not None and node.parent.type in ("string", "concatenation"):
-        node = node.parent
-    return node, offset
-
-
 def _char_len(lead: int) -> int:
     return 4 if lead >= 0xF0 else 3 if lead >= 0xE0 else 2 if lead >= 0xC0 else 1
 
@@ -167,7 +140,7 @@ def literal_chars(script, node, out: list) -> bool:
 
 def locate(script, loc: Loc, fix: Fix, field_) -> tuple[SourceEdit | None, str | None]:
     """(the edit in the file, None) or (None, why the word cannot be rewritten)."""
-    node, offset = word_at(script, loc)
+    node, offset = script.word_at(loc)
     if node is None:
         return None, "the override is not one word of the source here (eval, printf, read or a command wrote it)"
     chars: list = []

@@ -201,14 +201,7 @@ class Builtins:
         script = next((s for s in candidates if s is not None and s.path == loc.path), None)
         if script is None:
             return False
-        lines = script.source.split(b"\n")
-        if not 0 < loc.line <= len(lines):
-            return False
-        prefix = lines[loc.line - 1].decode("utf-8", "replace")[: loc.col - 1].encode()
-        offset = sum(len(line) + 1 for line in lines[: loc.line - 1]) + len(prefix)
-        node = script.root.descendant_for_byte_range(offset, offset)
-        while node is not None and node.parent is not None and node.parent.type in ("string", "concatenation"):
-            node = node.parent
+        node, _ = script.word_at(loc)
         if node is None:
             return False
         return script.text(node).rstrip('"').rstrip().endswith(("$@", "${@}", "$*", "${*}"))

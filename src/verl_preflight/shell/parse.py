@@ -58,6 +58,34 @@ class Script:
     def text(self, node) -> str:
         return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
+    def offset(self, loc: Loc) -> int | None:
+        """The byte offset of a location in this file (1-based line, character column): the
+        inverse of `loc`; None when the file has no such place."""
+        if self._lines is None:
+            self._lines = self.source.split(b"\n")
+        lines = self._lines
+        if not 1 <= loc.line <= len(lines):
+            return None
+        line = lines[loc.line - 1]
+        start = sum(len(x) + 1 for x in lines[: loc.line - 1])
+        if line[: loc.col - 1].isascii():
+            return start + loc.col - 1 if loc.col - 1 <= len(line) else None
+        for b in range(len(line) + 1):
+            if len(line[:b].decode("utf-8", "replace")) == loc.col - 1:
+                return start + b
+        return None
+
+    def word_at(self, loc: Loc):
+        """(the whole shell word around `loc`: an argument, an array element, an assigned
+        value; the byte offset of `loc`), or (None, None)."""
+        offset = self.offset(loc)
+        if offset is None:
+            return None, None
+        node = self.root.descendant_for_byte_range(offset, offset)
+        while node is not None and node.parent is not None and node.parent.type in ("string", "concatenation"):
+            node = node.parent
+        return node, offset
+
 
 def parse_script(path: str, source: bytes) -> Script:
     tree = _parser().parse(_NOT_A_COMMENT.sub(rb"\1_", source) if b"\\ #" in source else source)
