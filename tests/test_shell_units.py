@@ -48,6 +48,7 @@ EXPANSION = [
     ("escaped blanks and an expansion", r"X=1; probe \ \ $X", ["  1"]),
     ("escaped blank then # is no comment", "probe a=1 \\ #b c=2", ["a=1", " #b", "c=2"]),
     ("escaped backslash then # is a comment", "probe a=1 \\\\ #b c=2", ["a=1", "\\"]),
+    ("escaped tab then # is no comment", "probe a=1 \\\t#b c=2", ["a=1", "\t#b", "c=2"]),
     ("quoted blank", 'probe "a b"', ["a b"]),
     ("single quotes", "probe 'a $X'", ["a $X"]),
     ("ansi-c", r"probe $'a\tb'", ["a\tb"]),

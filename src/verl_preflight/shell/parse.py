@@ -88,7 +88,7 @@ class Script:
 
 
 def parse_script(path: str, source: bytes) -> Script:
-    tree = _parser().parse(_NOT_A_COMMENT.sub(rb"\1_", source) if b"\\ #" in source else source)
+    tree = _parser().parse(_NOT_A_COMMENT.sub(rb"\1_", source) if b"\\ #" in source or b"\\\t#" in source else source)
     if tree.root_node.has_error:
         patched = _COMMENT_IN_BACKTICKS.sub(_blank_comment, source)
         if patched != source:
@@ -96,10 +96,10 @@ def parse_script(path: str, source: bytes) -> Script:
     return Script(path=path, source=source, tree=tree)
 
 
-# `\ #x`: an escaped blank, then `#` in the same word: bash reads the word ` #x`, not a
+# `\ #x` (or a tab): an escaped blank, then `#` in the same word: bash reads the word ` #x`, not a
 # comment (`a=1 \ # note` passes ' #', 'note'). tree-sitter-bash starts a comment there;
 # it parses a `_` in place of the `#` (same offsets), and the text is read from the source.
-_NOT_A_COMMENT = re.compile(rb"((?<!\\)(?:\\\\)*\\ )#")
+_NOT_A_COMMENT = re.compile(rb"((?<!\\)(?:\\\\)*\\[ \t])#")
 
 
 # `` `# note` `` between the words of a continued command: an empty command substitution
