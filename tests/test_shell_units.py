@@ -49,6 +49,8 @@ EXPANSION = [
     ("escaped blank then # is no comment", "probe a=1 \\ #b c=2", ["a=1", " #b", "c=2"]),
     ("escaped backslash then # is a comment", "probe a=1 \\\\ #b c=2", ["a=1", "\\"]),
     ("escaped tab then # is no comment", "probe a=1 \\\t#b c=2", ["a=1", "\t#b", "c=2"]),
+    ("escaped blanks start words in an array", r'A=(a \ b \ #c); probe "${A[@]}"', ["a", " b", " #c"]),
+    ("escaped blank starts a word in $( )", r'probe "$(echo a \ b)"', ["a  b"]),
     ("quoted blank", 'probe "a b"', ["a b"]),
     ("single quotes", "probe 'a $X'", ["a $X"]),
     ("ansi-c", r"probe $'a\tb'", ["a\tb"]),

@@ -13,7 +13,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ..values import Loc
-from .expand import word_groups
+from .expand import escaped_blanks_before, word_groups
 from .notes import NoteKind
 from .state import State, Var
 from .words import Field, join_pieces, split_fields
@@ -51,7 +51,6 @@ NO_EFFECT = frozenset(
     }
 )
 _ESCAPED_BLANK_AT_END = re.compile(rb"([ \t]*)\\([ \t])[ \t]*(?:#[^\n]*)?(?:\r?\n|$)")
-_ESCAPED_BLANKS_BEFORE = re.compile(rb"(?:(?<=[ \t\n])|^)(?:\\[ \t])+\Z")  # `\ ` starting the word after it
 _REDIRECTS = {"file_redirect", "heredoc_redirect", "herestring_redirect"}
 _TEMPORARY_PREFIX = frozenset({"eval", "source", "."})  # builtins that run script text with the prefixes
 
@@ -130,7 +129,7 @@ class Commands:
         comment. The group gets the blanks as literal text in front of its nodes."""
         source = self.i.script.source
         start = group[0].start_byte
-        m = _ESCAPED_BLANKS_BEFORE.search(source, max(0, start - 64), start)
+        m = escaped_blanks_before(source, start)
         if m is None:
             return group
         if source[start : start + 1] == b"#":

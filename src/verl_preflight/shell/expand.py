@@ -158,6 +158,22 @@ def word_groups(nodes, source: bytes | None = None) -> list[list]:
     return groups
 
 
+# `\ ` starting the word after it: tree-sitter-bash leaves the escaped blanks between words
+_ESCAPED_BLANKS_BEFORE = re.compile(rb"(?:(?<=[ \t\n])|^)(?:\\[ \t])+\Z")
+
+
+def escaped_blanks_before(source: bytes, start: int) -> re.Match | None:
+    """The escaped blanks (`\\ `) right before the word at `start`, which bash makes the
+    start of that word (`a \\ b` passes ' b'); None when there are none."""
+    return _ESCAPED_BLANKS_BEFORE.search(source, max(0, start - 64), start)
+
+
+def with_escaped_blanks(group: list, source: bytes) -> list:
+    """The word's nodes, after the escaped blanks before it as literal text (see group_chunks)."""
+    m = escaped_blanks_before(source, group[0].start_byte)
+    return group if m is None else [m.group(0)[1::2].decode(), *group]
+
+
 class ExpansionHost(Protocol):
     """What expansion needs from the interpreter, and nothing else."""
 
@@ -185,8 +201,10 @@ class Expander:
         """Full expansion of command words, with field splitting."""
         out: list[Field] = []
         ifs = self.ifs(st)
-        for group in word_groups(nodes, self.host.script.source):
-            out.extend(split_fields(self.group_chunks(group, st), ifs, self.host.script.loc(group[0])))
+        source = self.host.script.source
+        for group in word_groups(nodes, source):
+            loc = self.host.script.loc(group[0])
+            out.extend(split_fields(self.group_chunks(with_escaped_blanks(group, source), st), ifs, loc))
         return out
 
     def group_chunks(self, group, st: State, quoted: bool = False) -> list:
