@@ -124,6 +124,10 @@ ARRAY_ARITHMETIC = [
     ("associative element", 'declare -A T; T[a]=5; probe $(( T[a] + 1 )) $(( T["a"] * 2 ))', ["6", "10"]),
     ("indexed element, arithmetic index", "A=(1 2 3); i=1; probe $(( A[i+1] + A[0] ))", ["4"]),
     ("unset element is 0", "A=(1 2 3); probe $(( A[7] + 1 ))", ["1"]),
+    ("element assigned", 'A=(3 4); ((A[1]+=1)); ((A[0]=A[1]*2)); probe "${A[@]}"', ["10", "5"]),
+    ("element incremented", 'A=(3 4); i=0; ((A[i]++)); probe $(( --A[1] )) "${A[@]}"', ["3", "4", "3"]),
+    ("element index that assigns is not read", "A=(1 2); i=0; probe $(( A[i++] += 5 ))", ["$(( A[i++] += 5 ))"]),
+    ("element assigned in an expansion", 'declare -A T; probe $(( T[k] = 7 )) "${T[k]}"', ["7", "7"]),
 ]
 
 

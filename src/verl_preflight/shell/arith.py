@@ -11,6 +11,7 @@ import re
 
 _MASK = (1 << 64) - 1
 _INT_RE = re.compile(r"^\s*([+-]?)\s*(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*|[0-9]+#[0-9a-zA-Z@_]+)\s*$")
+_CHANGES = re.compile(r"\+\+|--|(?<![=!<>])=(?!=)")  # an expression that assigns
 _NAME_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*$")
 
 
@@ -103,8 +104,9 @@ _ASSIGN_OPS = {"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="
 
 
 class Arithmetic:
-    """Evaluates arithmetic nodes; `env` provides get(name) -> str|None|False and
-    set(name, int). get returns False for an unknown value, None for unset."""
+    """Evaluates arithmetic nodes; `env` provides get(name) -> str|None|False,
+    set(name, int) and set_element(text of NAME[INDEX], int). get returns False for an
+    unknown value, None for unset; a value None set is unknown."""
 
     def __init__(self, env, text_of, expand_text, max_depth: int = 64):
         self.env = env
@@ -190,12 +192,11 @@ class Arithmetic:
         raise Unsupported(f"unsupported arithmetic: {self.text_of(node)[:30]}")
 
     def _assignment(self, node) -> int | None:
-        name = self._name(node.child_by_field_name("name"))
-        if name is None:
-            raise ArithError("assignment needs a variable")
+        target = node.child_by_field_name("name")
+        self._check_target(target, "assignment needs a variable")
         value_node = node.child_by_field_name("value")
         value = self.eval(value_node) if value_node is not None else 0
-        self.env.set(name, value)
+        self._store(target, value)
         return value
 
     def _prefix(self, op: str, operand) -> int | None:
@@ -219,16 +220,33 @@ class Arithmetic:
         text = self.text_of(node).strip()
         return text if _NAME_RE.match(text) else None
 
-    def _increment(self, node, delta: int, prefix: bool) -> int | None:
+    def _check_target(self, node, message: str) -> None:
+        """A variable or an array element (`A[i]`, `T[k]`) can be assigned; nothing else."""
+        if self._name(node) is None and (node is None or node.type != "subscript"):
+            raise ArithError(message)
+        if node.type == "subscript" and _CHANGES.search(self.text_of(node)):
+            # `A[i++] += 1` reads and sets the element with one index: not read here
+            raise Unsupported(f"unsupported arithmetic: {self.text_of(node)[:30]}")
+
+    def _current(self, node) -> int | None:
         name = self._name(node)
-        if name is None:
-            raise ArithError("++/-- needs a variable")
-        old = self.value_of_name(name)
+        return self.value_of_name(name) if name is not None else self.eval(node)
+
+    def _store(self, node, value: int | None) -> None:
+        name = self._name(node)
+        if name is not None:
+            self.env.set(name, value)
+        else:  # an array element: set as the assignment `A[i]=value` sets it
+            self.env.set_element(self.text_of(node), value)
+
+    def _increment(self, node, delta: int, prefix: bool) -> int | None:
+        self._check_target(node, "++/-- needs a variable")
+        old = self._current(node)
         if old is None:
-            self.env.set(name, None)
+            self._store(node, None)
             return None
         new = wrap(old + delta)
-        self.env.set(name, new)
+        self._store(node, new)
         return new if prefix else old
 
     def _binary(self, node, left_value=False) -> int | None:
@@ -237,16 +255,14 @@ class Arithmetic:
         op_node = node.child_by_field_name("operator")
         op = self.text_of(op_node) if op_node is not None else ""
         if op in _ASSIGN_OPS:
-            name = self._name(left)
-            if name is None:
-                raise ArithError("assignment needs a variable")
+            self._check_target(left, "assignment needs a variable")
             rhs = self.eval(right)
             if op == "=":
                 value = rhs
             else:
-                cur = self.value_of_name(name)
+                cur = self._current(left)
                 value = None if cur is None or rhs is None else apply_binary(op[:-1], cur, rhs)
-            self.env.set(name, value)
+            self._store(left, value)
             return value
 
         def lhs():

@@ -67,7 +67,7 @@ class Variables:
         if value_node is None:
             value = Field((), loc)
         if index is not None:
-            self._assign_element(st, name, index, value, append, loc)
+            self.assign_element(st, name, index, value, append, loc)
             return
         if append:
             prev = scalar_of(old) if old is not None else None
@@ -84,7 +84,7 @@ class Variables:
             return
         st.set_var(name, value, **(attrs or {}))
 
-    def _assign_element(self, st, name, index: Field, value: Field, append: bool, loc) -> None:
+    def assign_element(self, st, name, index: Field, value: Field, append: bool, loc) -> None:
         old = st.vars.get(name)
         if old is not None and isinstance(old.value, dict):
             if not index.known:

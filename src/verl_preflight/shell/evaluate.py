@@ -175,6 +175,9 @@ class Interpreter:
     def assign_scalar(self, st: State, name: str, value: Field, loc, attrs: dict | None = None) -> None:
         self.variables.assign_scalar(st, name, value, loc, attrs)
 
+    def assign_element(self, st: State, name: str, index: Field, value: Field, loc) -> None:
+        self.variables.assign_element(st, name, index, value, False, loc)
+
     @contextmanager
     def reading(self, script: Script):
         """The current file while a function body, a sourced file, `eval` text or an

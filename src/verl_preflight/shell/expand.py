@@ -186,6 +186,7 @@ class ExpansionHost(Protocol):
     def missing(self, name: str) -> Field | None: ...
     def note_once(self, st: State, loc, kind: NoteKind, message: str, key=None) -> None: ...
     def assign_scalar(self, st: State, name: str, value: Field, loc, attrs: dict | None = None) -> None: ...
+    def assign_element(self, st: State, name: str, index: Field, value: Field, loc) -> None: ...
 
 
 class Expander:
@@ -513,6 +514,25 @@ class _ArithVariables:
             else Field((Unknown(None, f"{name} after arithmetic on an unknown value"),))
         )
         self.expander.host.assign_scalar(self.st, name, field, None)
+
+    def set_element(self, text: str, value: int | None) -> None:
+        """`A[i]` or `T[k]` assigned in arithmetic, as the assignment `A[i]=value` sets it."""
+        shown = str(value) if value is not None else "_"
+        snippet = parse_script("<arith>", f"{text}={shown}".encode())
+        node = snippet.root.named_children[0] if snippet.root.named_children else None
+        target = node.child_by_field_name("name") if node is not None and node.type == "variable_assignment" else None
+        if target is None or target.type != "subscript":
+            raise Unsupported(f"unsupported arithmetic: {text[:30]}")
+        field = (
+            Field.of(str(value))
+            if value is not None
+            else Field((Unknown(None, f"{text} after arithmetic on an unknown value"),))
+        )
+        index_node = target.child_by_field_name("index")
+        with self.expander.host.reading(snippet):
+            index = self.expander.expand_one(index_node, self.st) if index_node is not None else Field.of("0")
+            name = snippet.text(target.child_by_field_name("name"))
+        self.expander.host.assign_element(self.st, name, index, field, self.loc)
 
     def eval_text(self, text: str) -> int | None:
         """A variable's text read as an expression (bash evaluates `A=B+1; $((A))` so). Text
