@@ -177,3 +177,17 @@ def test_a_worker_that_fails_to_compose_lets_the_others_compose(tmp_path, monkey
     start = time.monotonic()
     assert tree.SharedSnapshots(str(tmp_path), key).claim() is None
     assert time.monotonic() - start < tree.SharedSnapshots.WAIT / 2
+
+
+def test_a_snapshot_that_cannot_be_written_lets_the_others_compose(tmp_path):
+    import time
+
+    import verl_preflight.hydra_stage.tree as tree
+
+    key = '["ppo_trainer", []]'
+    claimer = tree.SharedSnapshots(str(tmp_path), key)
+    assert claimer.claim() is None
+    claimer.publish({"tree": {b"bytes": 1}})  # not JSON: not published
+    start = time.monotonic()
+    assert tree.SharedSnapshots(str(tmp_path), key).claim() is None
+    assert time.monotonic() - start < tree.SharedSnapshots.WAIT / 2

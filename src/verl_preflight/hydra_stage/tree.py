@@ -693,20 +693,21 @@ class SharedSnapshots:
         return None
 
     def publish(self, entry: dict | None) -> None:
-        """Publish the snapshot; None: this worker could not make it (the others then do)."""
-        if entry is None:
+        """Publish the snapshot; None, or a snapshot that cannot be written: this worker could
+        not make it, and the others compose it themselves instead of waiting."""
+        if entry is not None:
             try:
-                os.close(os.open(self.lock + ".gone", os.O_CREAT | os.O_WRONLY))
-            except OSError:
+                fd, tmp = tempfile.mkstemp(dir=os.path.dirname(self.path), suffix=".tmp")
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    json.dump(entry, fh, separators=(",", ":"))
+                os.replace(tmp, self.path)
+                return
+            except (OSError, TypeError, ValueError):
                 pass
-            return
         try:
-            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(self.path), suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(entry, fh, separators=(",", ":"))
-            os.replace(tmp, self.path)
+            os.close(os.open(self.lock + ".gone", os.O_CREAT | os.O_WRONLY))
         except OSError:
-            return
+            pass
 
     def _read(self) -> dict | None:
         try:
