@@ -126,7 +126,8 @@ VERDICTS = [
         TRUE,
         "verl v0.7.0 verl/workers/config/actor.py:184-187 — ActorConfig.__post_init__ asserts 'Please set at least "
         "one of ppo_micro_batch_size or ppo_micro_batch_size_per_gpu' (both null in actor/actor.yaml:21,24, "
-        "use_dynamic_bsz false at :28); main_ppo.py:292 validate_config runs before the workers",
+        "use_dynamic_bsz false at :28); main_ppo.py:292 validate_config runs before the workers, and builds the "
+        "ActorConfig at verl/utils/config.py:151 of the verl 0.7.0 wheel (not in the corpus copy)",
     ),
     (
         V07,
