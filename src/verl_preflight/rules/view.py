@@ -98,12 +98,9 @@ class LaunchView:
 
     def raw(self, key: str):
         """The composed config's own node at `key` (interpolations unresolved), or None."""
-        node = self.tree
-        for part in key.split("."):
-            if not isinstance(node, dict) or part not in node:
-                return None
-            node = node[part]
-        return node
+        from ..hydra_stage.check import lookup
+
+        return lookup(self.tree, key)[1]
 
     def interpolated(self, key: str) -> bool:
         node = self.raw(key)
