@@ -518,26 +518,22 @@ class ConfigCache:
         self._stored: dict | None = None  # snapshots, parsed, verdicts, groups
         self.shared_dir: str | None = None  # -j workers: where each publishes what it composed
 
-    def _store(self) -> dict:
+    def _store(self, groups: list | None = None) -> dict:
+        """The tables, read from disk on first use; a missing group list is `groups` when
+        given, else listed with Hydra."""
         if self._stored is None:
             self._stored = {"snapshots": {}, "parsed": {}, "verdicts": {}, "groups": None}
             if self.use_disk:
                 self._load()
             if self._stored["groups"] is None:
-                self._stored["groups"] = group_names(self.source.path)
+                self._stored["groups"] = list(groups) if groups is not None else group_names(self.source.path)
                 self.dirty = True
         return self._stored
 
     def merge(self, snapshots: dict, parsed: dict, verdicts: dict, groups: list) -> None:
         """Take what a worker added (-j). The worker's group list stands for this cache's
         own when it has none yet: the parent then never imports Hydra to list the groups."""
-        if self._stored is None:
-            self._stored = {"snapshots": {}, "parsed": {}, "verdicts": {}, "groups": None}
-            if self.use_disk:
-                self._load()
-            if self._stored["groups"] is None:
-                self._stored["groups"] = list(groups)
-                self.dirty = True
+        self._store(groups)
         if snapshots or parsed or verdicts:
             self._stored["snapshots"].update(snapshots)
             self._stored["parsed"].update(parsed)
