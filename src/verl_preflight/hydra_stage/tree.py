@@ -509,10 +509,10 @@ class ConfigCache:
     is kept on disk is read on first use, so a run whose every script comes from
     the result cache reads none of it."""
 
-    def __init__(self, source: ConfigSource, use_disk: bool = True):
+    def __init__(self, source: ConfigSource, use_disk: bool = True, digest: str | None = None):
         self.source = source
         self.use_disk = use_disk
-        self.digest = tree_hash(source.path)
+        self.digest = digest or tree_hash(source.path)  # -j workers get the parent's
         self.dirty = False
         self.raw: dict = {}  # composed OmegaConf objects, this run only
         self._stored: dict | None = None  # snapshots, parsed, verdicts, groups
