@@ -68,6 +68,14 @@ def view(settings: dict, tree: dict | None = None, profile: Profile | None = Non
 MEGATRON = {"model_engine": "megatron"}
 
 
+def test_sourcing_cann_is_read_from_the_text_the_pipeline_gives():
+    """The script's text comes from the pipeline (a script on stdin has no file to open)."""
+    v = view({})
+    assert not v.targets_ascend
+    v.script_text = "source /usr/local/Ascend/ascend-toolkit/set_env.sh\npython3 -m verl.trainer.main_ppo\n"
+    assert v.targets_ascend and v.on_npu
+
+
 @pytest.mark.parametrize(
     "rule,settings,fires",
     [

@@ -17,10 +17,10 @@ from concurrent.futures import ProcessPoolExecutor
 _STATE: dict = {}
 
 
-def _init(source, use_disk, opts, run_one, shared_dir) -> None:
+def _init(source, use_disk, digest, opts, run_one, shared_dir) -> None:
     from .hydra_stage.tree import ConfigCache
 
-    _STATE["cache"] = ConfigCache(source, use_disk=use_disk)
+    _STATE["cache"] = ConfigCache(source, use_disk=use_disk, digest=digest)  # the tree is hashed once a run
     _STATE["cache"].shared_dir = shared_dir
     _STATE["opts"] = opts
     _STATE["run_one"] = run_one
@@ -56,12 +56,11 @@ def run(files, cache, opts, jobs: int, run_one) -> list:
     """The outcome of each file, in the order of `files`. The largest scripts are handed
     out first and in small chunks, so no worker is left with a long one at the end."""
     order = sorted(range(len(files)), key=lambda i: -_size(files[i]))
+    shared = (cache.source, cache.use_disk, cache.digest)
     outcomes: list = [None] * len(files)
     with (
         tempfile.TemporaryDirectory(prefix="verl-preflight-") as shared_dir,
-        ProcessPoolExecutor(
-            max_workers=jobs, initializer=_init, initargs=(cache.source, cache.use_disk, opts, run_one, shared_dir)
-        ) as pool,
+        ProcessPoolExecutor(max_workers=jobs, initializer=_init, initargs=(*shared, opts, run_one, shared_dir)) as pool,
     ):
         done = pool.map(_work, [files[i] for i in order], chunksize=max(1, len(files) // (jobs * 8)))
         for i, (outcome, fresh) in zip(order, done, strict=True):

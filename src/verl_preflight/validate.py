@@ -147,6 +147,8 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
         )
         for env in envs
     ]
+    texts = {path: data.decode("utf-8", "replace")}  # the script and the files it sources, by path
+    texts.update({p: s.source.decode("utf-8", "replace") for p, s in parsed.items()})
     for outcomes in prof.collapse(evaluated):  # profiles that launch the same thing are one
         for outcome in outcomes:
             profile = outcome.profile
@@ -156,7 +158,7 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
             findings.extend(_say_profile(note_finding(n), info, profile) for n in outcome.notes)
             for launch in outcome.launches:
                 all_launches.append(launch)
-                launch_result, this = _check_launch(launch, profile, cache, opts, stack_inputs)
+                launch_result, this = _check_launch(launch, profile, cache, opts, stack_inputs, texts)
                 launches.append(launch_result)
                 checked.append(this)
                 findings.extend(this.findings)
@@ -167,9 +169,7 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
     findings = fix.resolve(findings, checked, scripts, unseen, elsewhere)
     result.reached = {(f.loc.path, f.loc.line, f.loc.col) for la in checked for f in la.spec.argv if f.loc}
     result.reached |= {(loc.path, loc.line, loc.col) for loc in elsewhere}
-    sources = {path: data.decode("utf-8", "replace")}
-    sources.update({p: s.source.decode("utf-8", "replace") for p, s in parsed.items()})
-    result.findings = merge_findings(suppressions.apply(findings, sources))
+    result.findings = merge_findings(suppressions.apply(findings, texts))
     result.deps = dict(read_file.digests)
     return result
 
@@ -195,8 +195,11 @@ def _profile_envs(path: str, info, opts: Options, findings: list):
     return envs, unset, ambient, unseen
 
 
-def _check_launch(launch, profile, cache, opts: Options, stack_inputs) -> tuple[LaunchResult, fix.LaunchFindings]:
-    """One launch in one profile: the Hydra stage, then the policy rules over its view."""
+def _check_launch(
+    launch, profile, cache, opts: Options, stack_inputs, texts: dict
+) -> tuple[LaunchResult, fix.LaunchFindings]:
+    """One launch in one profile: the Hydra stage, then the policy rules over its view
+    (`texts`: the text of each file of the script, by path)."""
     spec = read_launch(launch)
     config_name = config_name_of(spec, cache)
     overrides = [o.display for o in spec.overrides]
@@ -208,6 +211,7 @@ def _check_launch(launch, profile, cache, opts: Options, stack_inputs) -> tuple[
         if opts.schema is not None:
             view = build_view(spec, config_name, profile, cache)
             if view is not None:
+                view.script_text = texts.get(spec.loc.path, "")
                 view.stack = stack_inputs.stack_of(view)
                 found = run_launch_rules(opts.schema, view, opts)
                 this.findings.extend(f.in_profile(profile) for f in found)

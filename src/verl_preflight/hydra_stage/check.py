@@ -119,17 +119,24 @@ def typo_of(tree: dict, key: str) -> str | None:
     """The one existing key that `key` misspells: at the first part of its path the tree lacks,
     exactly one name is one edit away (a character added, dropped, changed, or two swapped; two
     edits for names of 10 characters or more). None when no name or several are."""
-    parts = key.split(".")
-    node, depth = tree, 0
-    while depth < len(parts) - 1 and isinstance(node.get(parts[depth]), dict):
-        node = node[parts[depth]]
-        depth += 1
+    parts, node, depth = _first_missing(tree, key)
     name = parts[depth]
     limit = 2 if len(name) >= 10 else 1
     near = [k for k in node if isinstance(k, str) and k != name and edit_distance(name, k) <= limit]
     if len(near) != 1:
         return None
     return ".".join(parts[:depth] + near + parts[depth + 1 :])
+
+
+def _first_missing(tree: dict, key: str) -> tuple[list[str], dict, int]:
+    """(the key's parts, the deepest dict on its path, the index of the part looked up in it):
+    the path is followed while its parts name dicts (the last part is never followed)."""
+    parts = key.split(".")
+    node, depth = tree, 0
+    while depth < len(parts) - 1 and isinstance(node.get(parts[depth]), dict):
+        node = node[parts[depth]]
+        depth += 1
+    return parts, node, depth
 
 
 def edit_distance(a: str, b: str) -> int:
@@ -168,11 +175,7 @@ def did_you_mean(tree: dict, key: str) -> str | None:
 def close_keys(tree: dict, key: str, n: int) -> list[str]:
     """Up to n existing keys like `key`, nearest first (difflib's ratio, at least 0.75): follow
     the path while it exists, then the closest names at the first part that does not."""
-    parts = key.split(".")
-    node, depth = tree, 0
-    while depth < len(parts) - 1 and isinstance(node.get(parts[depth]), dict):
-        node = node[parts[depth]]
-        depth += 1
+    parts, node, depth = _first_missing(tree, key)
     close = difflib.get_close_matches(parts[depth], [k for k in node if isinstance(k, str)], n=n, cutoff=0.75)
     return [".".join(parts[:depth] + [c] + parts[depth + 1 :]) for c in close]
 

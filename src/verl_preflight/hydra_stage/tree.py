@@ -509,35 +509,31 @@ class ConfigCache:
     is kept on disk is read on first use, so a run whose every script comes from
     the result cache reads none of it."""
 
-    def __init__(self, source: ConfigSource, use_disk: bool = True):
+    def __init__(self, source: ConfigSource, use_disk: bool = True, digest: str | None = None):
         self.source = source
         self.use_disk = use_disk
-        self.digest = tree_hash(source.path)
+        self.digest = digest or tree_hash(source.path)  # -j workers get the parent's
         self.dirty = False
         self.raw: dict = {}  # composed OmegaConf objects, this run only
         self._stored: dict | None = None  # snapshots, parsed, verdicts, groups
         self.shared_dir: str | None = None  # -j workers: where each publishes what it composed
 
-    def _store(self) -> dict:
+    def _store(self, groups: list | None = None) -> dict:
+        """The tables, read from disk on first use; a missing group list is `groups` when
+        given, else listed with Hydra."""
         if self._stored is None:
             self._stored = {"snapshots": {}, "parsed": {}, "verdicts": {}, "groups": None}
             if self.use_disk:
                 self._load()
             if self._stored["groups"] is None:
-                self._stored["groups"] = group_names(self.source.path)
+                self._stored["groups"] = list(groups) if groups is not None else group_names(self.source.path)
                 self.dirty = True
         return self._stored
 
     def merge(self, snapshots: dict, parsed: dict, verdicts: dict, groups: list) -> None:
         """Take what a worker added (-j). The worker's group list stands for this cache's
         own when it has none yet: the parent then never imports Hydra to list the groups."""
-        if self._stored is None:
-            self._stored = {"snapshots": {}, "parsed": {}, "verdicts": {}, "groups": None}
-            if self.use_disk:
-                self._load()
-            if self._stored["groups"] is None:
-                self._stored["groups"] = list(groups)
-                self.dirty = True
+        self._store(groups)
         if snapshots or parsed or verdicts:
             self._stored["snapshots"].update(snapshots)
             self._stored["parsed"].update(parsed)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 
 from ..values import Unknown, is_unknown
 
@@ -46,6 +45,7 @@ class LaunchView:
         self.profile_of = profile  # values.Profile
         self.stack = None  # stack.Stack, set by the pipeline
         self.source = None  # verl_config.ConfigSource of the composition
+        self.script_text = ""  # the text of the file the launch is in, set by the pipeline
         self.settings = settings
         self.tree = tree or {}
         self.last: dict[str, Setting] = {}
@@ -98,12 +98,9 @@ class LaunchView:
 
     def raw(self, key: str):
         """The composed config's own node at `key` (interpolations unresolved), or None."""
-        node = self.tree
-        for part in key.split("."):
-            if not isinstance(node, dict) or part not in node:
-                return None
-            node = node[part]
-        return node
+        from ..hydra_stage.check import lookup
+
+        return lookup(self.tree, key)[1]
 
     def interpolated(self, key: str) -> bool:
         node = self.raw(key)
@@ -150,7 +147,7 @@ class LaunchView:
         in one branch only is on GPU in the others); sourcing set_env.sh is read from the text."""
         if any(_ASCEND_NAME.match(name) for name in self.spec.env):
             return True
-        return _sources_cann(self.spec.loc.path)
+        return _CANN_SOURCE.search(self.script_text) is not None
 
     @property
     def on_npu(self) -> bool:
@@ -176,15 +173,6 @@ class LaunchView:
 
 _ASCEND_NAME = re.compile(r"VLLM_ASCEND_\w*|ASCEND_\w*|HCCL_\w*")
 _CANN_SOURCE = re.compile(r"^\s*(?:source|\.)\s+/usr/local/Ascend/", re.M)
-
-
-@lru_cache(maxsize=256)
-def _sources_cann(path: str) -> bool:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return _CANN_SOURCE.search(fh.read()) is not None
-    except OSError:
-        return False
 
 
 def _literal(text: str):
