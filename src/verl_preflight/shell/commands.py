@@ -12,7 +12,6 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from ..values import Loc
 from .expand import escaped_blanks_before, word_groups
 from .notes import NoteKind
 from .state import State, Var
@@ -133,13 +132,9 @@ class Commands:
         if m is None:
             return group
         if source[start : start + 1] == b"#":
-            at = m.start()
-            row = source.count(b"\n", 0, at)
-            col = at - (source.rfind(b"\n", 0, at) + 1)
-            loc = Loc(self.i.script.path, row + 1, self.i.script.char_col(row, col) + 1)
             self.i.note(
                 st,
-                loc,
+                self.i.script.loc_at(m.start()),
                 NoteKind.ESCAPED_BLANK,
                 "a blank after this backslash: the `#` right after it starts no comment, so bash passes "
                 f"'{m.group(0)[1::2].decode()}#...' and the words after it on this line as arguments",
@@ -154,10 +149,7 @@ class Commands:
         blank = _ESCAPED_BLANK_AT_END.match(source, end)
         if blank is None:
             return last_word
-        at = blank.start(2) - 1
-        row = source.count(b"\n", 0, at)
-        col = at - (source.rfind(b"\n", 0, at) + 1)
-        loc = Loc(self.i.script.path, row + 1, self.i.script.char_col(row, col) + 1)
+        loc = self.i.script.loc_at(blank.start(2) - 1)
         text = blank.group(2).decode()
         if blank.group(1):
             argv.append(Field.of(text, loc))
