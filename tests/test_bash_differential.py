@@ -274,3 +274,20 @@ def test_forks_that_end_alike_are_one_profile(tmp_path):
     (outcomes,) = prof.collapse([evaluate(parse_script(str(path), path.read_bytes()), {}, set(), launch_of)])
     assert [[str(a) for a in o.assumptions] for o in outcomes] == [["[nvidia-smi] is true"], ["[nvidia-smi] is false"]]
     assert len(validate_script(str(path), None, Options()).profiles) == 2
+
+
+def test_prefixes_reach_a_script_started_through_command_or_exec_and_no_later_one(tmp_path):
+    inner = tmp_path / "inner.sh"
+    inner.write_text("python3 -m verl.trainer.main_ppo trainer.project_name=${STAGE:-none}\n")
+    path = tmp_path / "outer.sh"
+    # the first prefix is for a script that cannot be followed: it reaches no later script
+    path.write_text(
+        f"STAGE=lost bash {path}\nSTAGE=one command bash {inner}\nbash {inner}\nSTAGE=two exec bash {inner}\n"
+    )
+    script = parse_script(str(path), path.read_bytes())
+    (outcome,) = evaluate(script, {}, {"STAGE"}, launch_of)
+    assert [la.argv[-1].value for la in outcome.launches] == [
+        "trainer.project_name=one",
+        "trainer.project_name=none",
+        "trainer.project_name=two",
+    ]

@@ -155,10 +155,7 @@ def _env_commands(words: list[Field], env: dict) -> dict:
                 out.pop(w.split("=", 1)[1] if w.startswith("--") else w[2:], None)
             elif head.startswith("-"):
                 pass  # -0, -v, --chdir=DIR, ...: nothing the command's environment gets
-            elif "=" in head and _NAME.match(head.split("=", 1)[0]):
-                name, rest = head.split("=", 1)
-                out[name] = Field(join_pieces((rest, *words[i].pieces[1:])), words[i].loc)
-            else:
+            elif not _set_operand(words[i], out):
                 break  # the command env runs
             i += 1
     return out
@@ -178,13 +175,19 @@ def _sudo_operands(words: list[Field], i: int, env: dict) -> tuple[int, dict]:
             i += 1
         elif head.startswith("-"):
             pass
-        elif "=" in head and _NAME.match(head.split("=", 1)[0]):
-            name, rest = head.split("=", 1)
-            out[name] = Field(join_pieces((rest, *words[i].pieces[1:])), words[i].loc)
-        else:
+        elif not _set_operand(words[i], out):
             break  # the command sudo runs
         i += 1
     return i, out
+
+
+def _set_operand(word: Field, env: dict) -> bool:
+    """A `NAME=value` operand of env or sudo: set in `env`; False for any other word."""
+    name, eq, rest = word.pieces[0].partition("=")
+    if not eq or not _NAME.match(name):
+        return False
+    env[name] = Field(join_pieces((rest, *word.pieces[1:])), word.loc)
+    return True
 
 
 # Hydra's grammar is asked about an override whose value is partly unknown with this

@@ -12,7 +12,6 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from ..values import Loc
 from .expand import escaped_blanks_before, word_groups
 from .notes import NoteKind
 from .state import State, Var
@@ -72,7 +71,6 @@ class Commands:
 
     def __init__(self, interp: Interpreter):
         self.i = interp
-        self._prefix_vars: dict = {}  # `NAME=value` before a script started as a program
 
     def x_command(self, node, st, depth, in_cond):
         flat = []
@@ -94,12 +92,6 @@ class Commands:
         for group in words:
             first = next(n for n in group if not isinstance(n, str))
             argv.extend(split_fields(self.i.expander.group_chunks(group, st), ifs, self.i.script.loc(first)))
-        if argv and assigns and self._wrapped_script(argv[0].value or "", argv) is not None:
-            # `STAGE=x bash other.sh`: the assignments are exported to that script only
-            inner = st.fork()
-            for group in assigns:
-                self.i.variables.assign_node(group[0], inner, extra=group[1:], attrs={"exported": True})
-            self._prefix_vars = {k: v for k, v in inner.vars.items() if st.vars.get(k) is not v}
         if not argv:
             for group in assigns:
                 self.i.variables.assign_node(group[0], st, extra=group[1:])
@@ -116,12 +108,18 @@ class Commands:
         """The environment a program started here gets: the exported scalar variables (a Field
         each; bash exports no arrays), with the command's own `NAME=value` prefixes. Asked for
         by the `on_command` callback only when the command is one it records."""
+        exported = self._exported(st, assigns)
+        return {name: var.value for name, var in exported.items() if isinstance(var.value, Field)}
+
+    def _exported(self, st: State, assigns=()) -> dict:
+        """The exported variables a program started here gets (`STAGE=x bash other.sh`: the
+        prefixes are exported to it only)."""
         scope = st
         if assigns:
             scope = st.fork()
             for group in assigns:
                 self.i.variables.assign_node(group[0], scope, extra=group[1:], attrs={"exported": True})
-        return {name: var.value for name, var in scope.vars.items() if var.exported and isinstance(var.value, Field)}
+        return {name: var for name, var in scope.vars.items() if var.exported}
 
     def _escaped_blanks_before(self, group: list, st: State) -> list:
         """`\\ ` that starts a word (`a=1 \\ #b`): tree-sitter-bash leaves it between the
@@ -133,13 +131,9 @@ class Commands:
         if m is None:
             return group
         if source[start : start + 1] == b"#":
-            at = m.start()
-            row = source.count(b"\n", 0, at)
-            col = at - (source.rfind(b"\n", 0, at) + 1)
-            loc = Loc(self.i.script.path, row + 1, self.i.script.char_col(row, col) + 1)
             self.i.note(
                 st,
-                loc,
+                self.i.script.loc_at(m.start()),
                 NoteKind.ESCAPED_BLANK,
                 "a blank after this backslash: the `#` right after it starts no comment, so bash passes "
                 f"'{m.group(0)[1::2].decode()}#...' and the words after it on this line as arguments",
@@ -154,10 +148,7 @@ class Commands:
         blank = _ESCAPED_BLANK_AT_END.match(source, end)
         if blank is None:
             return last_word
-        at = blank.start(2) - 1
-        row = source.count(b"\n", 0, at)
-        col = at - (source.rfind(b"\n", 0, at) + 1)
-        loc = Loc(self.i.script.path, row + 1, self.i.script.char_col(row, col) + 1)
+        loc = self.i.script.loc_at(blank.start(2) - 1)
         text = blank.group(2).decode()
         if blank.group(1):
             argv.append(Field.of(text, loc))
@@ -217,7 +208,7 @@ class Commands:
             return results
         wrapped = self._wrapped_script(name, argv)
         if wrapped is not None:
-            return self.run_script(wrapped[0], wrapped[1], st, depth, node)
+            return self.run_script(wrapped[0], wrapped[1], st, depth, node, assigns)
         st.status = None  # an external command: its outcome is unknown
         return [st]
 
@@ -261,10 +252,11 @@ class Commands:
             return None
         return path, args
 
-    def run_script(self, path: str, args: list[Field], st: State, depth: int, node) -> list[State]:
-        """A script started as a program: a new bash with the exported variables and these
-        positional arguments, read (never run) like the main script. Its launches are the
-        caller's; arguments passed in keep the location of the caller's words."""
+    def run_script(self, path: str, args: list[Field], st: State, depth: int, node, assigns=()) -> list[State]:
+        """A script started as a program: a new bash with the exported variables (and the
+        command's `NAME=value` prefixes) and these positional arguments, read (never run)
+        like the main script. Its launches are the caller's; arguments passed in keep the
+        location of the caller's words."""
         if st.source_depth >= self.i.ctx.budget.source_depth:
             return [self.i.give_up(st, node, f"scripts nested deeper than {self.i.ctx.budget.source_depth}")]
         running = self.i.ctx.running
@@ -278,9 +270,7 @@ class Commands:
         script = self.i.ctx.load(path)
         if script is None:
             return [self.i.unfollowed(st, self.i.script.loc(node), f"cannot read {path}")]
-        prefix, self._prefix_vars = self._prefix_vars, {}
-        exported = {k: v for k, v in {**st.vars, **prefix}.items() if v.exported}
-        child = State(vars=exported, funcs={}, positional=tuple(args))
+        child = State(vars=self._exported(st, assigns), funcs={}, positional=tuple(args))
         child.vars["BASH_SOURCE"] = Var((Field.of(path),))
         child.launches, child.notes = list(st.launches), list(st.notes)
         child.assumptions, child.incomplete, child.excluded = st.assumptions, st.incomplete, st.excluded

@@ -335,6 +335,7 @@ class Loops:
         until = node.children and node.children[0].type == "until"
         cond_nodes = [c for name, c in fields(node) if name == "condition" and c.is_named]
         body = node.child_by_field_name("body")
+        label = self.i.flow.condition_label(cond_nodes[-1]) if cond_nodes else None
         states = [st]
         done = []
         for iteration in range(self.i.ctx.budget.loop_iterations):
@@ -343,11 +344,7 @@ class Loops:
                 if s.flow:
                     done.append(s)
                     continue
-                forked = (
-                    len(s.assumptions) > 0 and s.assumptions[-1].subject == self.i.flow.condition_label(cond_nodes[-1])
-                    if cond_nodes
-                    else False
-                )
+                forked = label is not None and len(s.assumptions) > 0 and s.assumptions[-1].subject == label
                 if ok == until or (forked and iteration > 0):
                     # an unknown condition (a wait loop): after one pass, assume it ends
                     s.status = 0

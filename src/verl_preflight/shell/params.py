@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .errors import ShellExit
+from .nodes import DEFAULT_OPS
 from .notes import Note, NoteKind
 from .parse import expansion_operand_arithmetic, parse_script
 from .state import READ_AT_RUN_TIME, State, elements_of, scalar_of
@@ -18,8 +19,7 @@ if TYPE_CHECKING:
     from .expand import Expander
 
 SPECIAL_PARAMS = {"@", "*", "#", "?", "$", "!", "0", "-", "_"}
-_DEFAULT_OPS = {":-", "-", ":=", "=", ":+", "+", ":?", "?"}
-_ALL_OPS = _DEFAULT_OPS | {"#", "##", "%", "%%", "/", "//", "/#", "/%", ":", ",,", "^^", ",", "^", "@Q", "@", "*"}
+_ALL_OPS = DEFAULT_OPS | {"#", "##", "%", "%%", "/", "//", "/#", "/%", ":", ",,", "^^", ",", "^", "@Q", "@", "*"}
 
 
 def _remove(text: str, rx, op: str) -> str:
@@ -186,7 +186,7 @@ class Parameters:
                     return []
                 return self.x.elements_chunks(values, quoted, loc, index == "*")
             return self._apply_ops_list(node, name, index, values, ops, st, quoted, loc)
-        value = self._element(name, index, st, loc, check_unset=not ops or ops[0][0] not in _DEFAULT_OPS)
+        value = self._element(name, index, st, loc, check_unset=not ops or ops[0][0] not in DEFAULT_OPS)
         if not ops:
             return self.x.value_chunks(value, quoted, loc)
         return self._apply_op(node, name, index, value, ops, st, quoted, loc)
@@ -337,7 +337,7 @@ class Parameters:
 
     def _apply_op(self, node, name, index, value, ops, st, quoted, loc) -> list:
         op, operand = ops[0]
-        if op in _DEFAULT_OPS:
+        if op in DEFAULT_OPS:
             colon = op.startswith(":")
             if value is None:
                 state = self.is_set(name, st) if index is None else False
@@ -382,7 +382,7 @@ class Parameters:
 
     def _apply_ops_list(self, node, name, index, values, ops, st, quoted, loc) -> list:
         op, operand = ops[0]
-        if op in _DEFAULT_OPS:
+        if op in DEFAULT_OPS:
             present = values is not None and len(values) > 0
             kind = op.lstrip(":")
             if kind == "-" and not present:

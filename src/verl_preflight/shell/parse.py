@@ -45,6 +45,12 @@ class Script:
             found = self._locs[node.start_byte] = Loc(self.path, row + 1, self.char_col(row, col) + 1)
         return found
 
+    def loc_at(self, offset: int) -> Loc:
+        """The location of a byte offset in this file (as `loc` gives a node's)."""
+        row = self.source.count(b"\n", 0, offset)
+        col = offset - (self.source.rfind(b"\n", 0, offset) + 1)
+        return Loc(self.path, row + 1, self.char_col(row, col) + 1)
+
     def char_col(self, row: int, byte_col: int) -> int:
         """tree-sitter columns count bytes; report characters."""
         if self._lines is None:
@@ -130,10 +136,7 @@ def syntax_notes(script: Script) -> list[Note]:
                 continue
             quote = _unclosed_quote(script.source, node.start_byte, node.end_byte)
             if quote is not None:
-                line = script.source.count(b"\n", 0, quote) + 1
-                col = quote - (script.source.rfind(b"\n", 0, quote) + 1) + 1
-                loc = Loc(script.path, line, col)
-                findings.append(Note(NoteKind.SYNTAX, loc, "bash syntax: this quote is never closed"))
+                findings.append(Note(NoteKind.SYNTAX, script.loc_at(quote), "bash syntax: this quote is never closed"))
                 continue
             loc = script.loc(node)
             snippet = script.text(node).strip().splitlines()[0][:40] if script.text(node).strip() else ""

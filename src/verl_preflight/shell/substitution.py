@@ -37,14 +37,12 @@ class CommandOutput:
     def __init__(self, expander: Expander):
         self.x = expander
         self.host = expander.host
-        self._sub_state = None
 
     def command_output(self, node, st) -> Field | None:
         """The output of `$(...)` with trailing newlines removed, or None when unknown."""
         body = [c for c in node.named_children if c.type != "comment"]
         sub = st.fork()
         sub.locals_stack = []
-        self._sub_state = sub
         out: list = []
         cwd = [None]  # the directory after a `cd`: a str when known
         try:
@@ -105,9 +103,9 @@ class CommandOutput:
         argv = self.x.expand_args(flat, st)
         if not argv or argv[0].value not in _PURE:
             raise _NotStatic
-        return self._static_command(argv[0].value, argv[1:], out, cwd)
+        return self._static_command(argv[0].value, argv[1:], st, out, cwd)
 
-    def _static_command(self, name: str, args: list[Field], out: list, cwd: list) -> bool:
+    def _static_command(self, name: str, args: list[Field], st, out: list, cwd: list) -> bool:
         if name in (":", "true"):
             return True
         if name == "echo":
@@ -149,7 +147,7 @@ class CommandOutput:
             args = [a for a in args if a.value not in ("--", "-P", "-L")]
             if len(args) != 1 or not args[0].known:
                 raise _NotStatic
-            cwd[0] = self._cd_target(args[0].value, cwd[0])
+            cwd[0] = self._cd_target(args[0].value, cwd[0], st)
             return True
         if name == "pwd":
             if cwd[0] is None:
@@ -158,7 +156,7 @@ class CommandOutput:
             return True
         raise _NotStatic
 
-    def _cd_target(self, target: str, cwd: str | None) -> str:
+    def _cd_target(self, target: str, cwd: str | None, st) -> str:
         """Where `cd target` goes, when that is known: an absolute path, or a path from
         the script's own directory (`cd "$(dirname "$0")"`, then maybe `/../..`)."""
         if target.startswith("/"):
@@ -169,7 +167,7 @@ class CommandOutput:
         # BASH_SOURCE, which are relative to where bash started): where bash started
         # is then where the main script's name, as given, points from.
         name = self.host.script_name
-        sources = [f.value for f in elements_of(self._sub_state.vars.get("BASH_SOURCE")) if f.known]
+        sources = [f.value for f in elements_of(st.vars.get("BASH_SOURCE")) if f.known]
         dirs = {posixpath.dirname(p) or "." for p in [name, *sources] if not p.startswith("/")}
         main = os.path.abspath(self.host.main_path or self.host.script.path)
         rel = posixpath.normpath(name)
