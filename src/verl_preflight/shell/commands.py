@@ -12,7 +12,7 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from .expand import escaped_blanks_before, word_groups
+from .expand import escaped_blanks_before, with_escaped_blanks, word_groups
 from .notes import NoteKind
 from .state import State, Var
 from .words import Field, join_pieces, split_fields
@@ -86,7 +86,8 @@ class Commands:
             if not words and group[0].type == "variable_assignment":
                 assigns.append(group)
             else:
-                words.append(self._escaped_blanks_before(group, st))
+                words.append(with_escaped_blanks(group, self.i.script.source))
+                self._note_hash_after_escaped_blank(words[-1], st)
         ifs = self.i.expander.ifs(st)
         argv = []
         for group in words:
@@ -121,24 +122,20 @@ class Commands:
                 self.i.variables.assign_node(group[0], scope, extra=group[1:], attrs={"exported": True})
         return {name: var for name, var in scope.vars.items() if var.exported}
 
-    def _escaped_blanks_before(self, group: list, st: State) -> list:
-        """`\\ ` that starts a word (`a=1 \\ #b`): tree-sitter-bash leaves it between the
-        words; bash makes it the start of the next word, and a `#` right after it is no
-        comment. The group gets the blanks as literal text in front of its nodes."""
+    def _note_hash_after_escaped_blank(self, word: list, st: State) -> None:
+        """`a=1 \\ #b`: the `#` right after an escaped blank starts no comment (the word, from
+        with_escaped_blanks, is ' #b'): say so at the backslash, since it is surely a mistake."""
         source = self.i.script.source
-        start = group[0].start_byte
-        m = escaped_blanks_before(source, start)
-        if m is None:
-            return group
-        if source[start : start + 1] == b"#":
+        first = next(n for n in word if not isinstance(n, str))
+        if isinstance(word[0], str) and source[first.start_byte : first.start_byte + 1] == b"#":
+            m = escaped_blanks_before(source, first.start_byte)
             self.i.note(
                 st,
                 self.i.script.loc_at(m.start()),
                 NoteKind.ESCAPED_BLANK,
                 "a blank after this backslash: the `#` right after it starts no comment, so bash passes "
-                f"'{m.group(0)[1::2].decode()}#...' and the words after it on this line as arguments",
+                f"'{word[0]}#...' and the words after it on this line as arguments",
             )
-        return [m.group(0)[1::2].decode(), *group]
 
     def _escaped_blank_at_end(self, end: int, argv: list[Field], last_word: str, st: State) -> str:
         """`\\ ` at the end of a line: not a continuation. bash passes the escaped blank
