@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 NO_EFFECT = frozenset(
     {
         "echo",
-        "printf",
         "true",
         ":",
         "cd",
@@ -39,7 +38,6 @@ NO_EFFECT = frozenset(
         "alias",
         "unalias",
         "sleep",
-        "set -x",
         "history",
         "type",
         "dirs",
