@@ -459,6 +459,16 @@ def model_shape(view, opts) -> Shape | None:
     return shape_from_table(name) if name else None
 
 
+def known_layout(view, opts) -> LaunchLayout | None:
+    """The launch's layout when its model's shape is known (a rule has nothing to say
+    otherwise); None when there is no shape or --model-config cannot be read."""
+    try:
+        layout = launch_layout(view, opts)
+    except ModelConfigError:
+        return None
+    return layout if layout.shape is not None else None
+
+
 def launch_layout(view, opts) -> LaunchLayout:
     device = device_of(view)
     memory = getattr(opts, "device_memory", None)

@@ -52,12 +52,11 @@ class MemoryEstimate(Rule):
     )
 
     def check_launch(self, view, ctx):
-        try:
-            layout = lay.launch_layout(view, ctx)
-        except lay.ModelConfigError:
+        layout = lay.known_layout(view, ctx)
+        if layout is None:
             return []
         shape = layout.shape
-        if shape is None or not shape.has_params:
+        if not shape.has_params:
             return []
         out = []
         memory = f"{layout.memory_gb:g} GB ({layout.memory_from}; --device-memory GB sets it)"

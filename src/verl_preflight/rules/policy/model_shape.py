@@ -55,13 +55,10 @@ class ModelShape(Rule):
     )
 
     def check_launch(self, view, ctx):
-        try:
-            layout = lay.launch_layout(view, ctx)
-        except lay.ModelConfigError:
+        layout = lay.known_layout(view, ctx)
+        if layout is None:
             return []
         shape = layout.shape
-        if shape is None:
-            return []
         out = []
         model = f"{shape.name} ({'config.json' if shape.source != 'models.yaml' else 'shipped shape table'})"
         if layout.engine == "megatron":
