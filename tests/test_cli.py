@@ -29,7 +29,7 @@ ACTOR=(
     actor_rollout_ref.actor.megatron.override_transformer_config.use_flash_attn=True
 )
 python3 -m verl.trainer.main_ppo model_engine=megatron "${ACTOR[@]}" trainer.total_epoch=2 \
-    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "$@"
+    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 trainer.device=cuda "$@"
 """
 
 
@@ -68,7 +68,7 @@ def test_text_findings_are_gcc_style_with_locations(tmp_path, capsys):
     assert code == 1
     lines = out.strip().splitlines()
     pattern = re.compile(r"^(.+):(\d+):(\d+): (error|warning|info): (.+) \[([a-z-]+)\]( \(profiles: .+\))?$")
-    parsed = [pattern.match(line) for line in lines[:-1]]
+    parsed = [pattern.match(line) for line in lines[:-1] if ": note: " not in line]
     assert all(parsed), lines
     by_rule = {(m.group(6), int(m.group(2)), int(m.group(3))) for m in parsed}
     # the key arrives through an array built three lines above the launch
@@ -100,8 +100,20 @@ def test_json_finding_shape(tmp_path, capsys):
             "actor_rollout_ref.actor.megatron.override_transformer_config.use_flash_attn=True",
             "trainer.total_epoch=2",
             "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1",
+            "trainer.device=cuda",
         ],
-        "unknown_parts": [None] * 5,  # every override fully known
+        "unknown_parts": [None] * 6,  # every override fully known
+        "target": {
+            "device": {"kind": "gpu", "why": "trainer.device=cuda"},
+            "stack": {"megatron-core": {"version": "0.16.1", "origin": "default"}},
+            "mindspeed_bridge": None,
+            "verl": launch["target"]["verl"],
+            "config": {
+                "primary": launch["target"]["config"]["primary"],
+                "how": "verl's own config folder",
+                "checkable": True,
+            },
+        },
     }
 
 

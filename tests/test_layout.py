@@ -134,10 +134,11 @@ def test_device_memory_option(memory, expected, capsys):
 
 
 def test_render_summary_is_comments(capsys):
-    code, out, _ = run(capsys, "render", "--no-cache", "--device-memory", "96", NO_CPU_OPTIMIZER)
+    code, out, _ = run(capsys, "render", "--no-cache", "--device", "gpu", "--device-memory", "96", NO_CPU_OPTIMIZER)
     assert code == 0
     summary = [ln for ln in out.splitlines() if ln.startswith("#   ")]
     assert summary == [
+        "#   target: verl 0.9.1 (installed); device gpu (--device gpu); megatron-core 0.16.1 (default)",
         "#   devices: 1 node x 8 = 8 GPUs (96 GB each, --device-memory)",
         "#   trainer (megatron): TP 2, PP 1, CP 1, EP 8, ETP 1, DP 4",
         "#   rollout: TP 8, DP 1, EP 1, 1 replica of 8 devices",

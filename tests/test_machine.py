@@ -173,8 +173,9 @@ def test_render_shows_the_machine_next_to_the_job(machine, capsys):
     assert code == 0
     assert "validate-scripts: --profile current: this machine shows 4 GPUs (nvidia-smi -L)" in err
     lines = out.splitlines()
-    assert lines[1] == "#   devices: 1 node x 8 = 8 GPUs (80 GB each, default for gpu)"
-    assert lines[2] == "#   machine: this machine shows 4 GPUs (nvidia-smi -L); the job asks 8 per node"
+    assert lines[1].startswith("#   target: verl 0.9.1 (installed); device gpu (this machine, --profile current: ")
+    assert lines[2] == "#   devices: 1 node x 8 = 8 GPUs (80 GB each, default for gpu)"
+    assert lines[3] == "#   machine: this machine shows 4 GPUs (nvidia-smi -L); the job asks 8 per node"
 
 
 def test_render_without_profile_current_does_not_probe(machine, capsys):

@@ -92,5 +92,6 @@ def test_seed_regression_is_caught_at_the_right_line(path, capsys):
     assert marks
     main(["--format", "json", path])
     findings = json.loads(capsys.readouterr().out)["findings"]
-    found = {(f["rule"], f["line"]) for f in findings if f["severity"] == "error"}
+    # every mark found (the GDN flags on Ascend without MindSpeed-Bridge do nothing: a warning), no other error
+    found = {(f["rule"], f["line"]) for f in findings if f["severity"] == "error" or (f["rule"], f["line"]) in marks}
     assert found == marks

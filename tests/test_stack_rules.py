@@ -41,7 +41,8 @@ def device_script(tmp_path, key: str) -> str:
 def test_mindspeed_arguments_are_valid_on_ascend_and_fail_on_gpu(tmp_path, capsys, key):
     path = device_script(tmp_path, key)
     gpu = [f for f in findings(capsys, "--profile", "DEVICE=gpu", path) if f["rule"] == "transformer-config-key"]
-    assert len(gpu) == 1 and "the launch fails" in gpu[0]["message"] and "megatron-core 0.16.1" in gpu[0]["message"]
+    assert len(gpu) == 1 and "raises AttributeError at start" in gpu[0]["message"]
+    assert "megatron-core 0.16.1" in gpu[0]["message"] and gpu[0]["severity"] == "error"
     npu = [f for f in findings(capsys, "--profile", "DEVICE=npu", path) if f["rule"] == "transformer-config-key"]
     assert npu == []
 

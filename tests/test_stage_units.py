@@ -70,10 +70,14 @@ MEGATRON = {"model_engine": "megatron"}
 
 def test_sourcing_cann_is_read_from_the_text_the_pipeline_gives():
     """The script's text comes from the pipeline (a script on stdin has no file to open)."""
-    v = view({})
-    assert not v.targets_ascend
-    v.script_text = "source /usr/local/Ascend/ascend-toolkit/set_env.sh\npython3 -m verl.trainer.main_ppo\n"
-    assert v.targets_ascend and v.on_npu
+    from verl_preflight.target import Forced, ScriptSignals, decide_device
+
+    plain = ScriptSignals.read("-", {"-": "python3 -m verl.trainer.main_ppo\n"}, lambda p: None)
+    assert decide_device(Forced(), Profile(), {}, {}, plain).kind is None
+    text = "source /usr/local/Ascend/ascend-toolkit/set_env.sh\npython3 -m verl.trainer.main_ppo\n"
+    cann = ScriptSignals.read("-", {"-": text}, lambda p: None)
+    device = decide_device(Forced(), Profile(), {}, {}, cann)
+    assert device.kind == "npu" and device.loc.line == 1
 
 
 @pytest.mark.parametrize(

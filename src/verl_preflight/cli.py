@@ -54,6 +54,7 @@ def _parser() -> argparse.ArgumentParser:
         help="the stack the launches will meet, e.g. megatron-core=0.18.0, mindspeed=core_r0.18.0 "
         "(repeatable; PKG: verl, megatron-core, megatron-bridge, mbridge, mindspeed)",
     )
+    _device_option(p)
     p.add_argument("--max-profiles", type=int, default=64)
     p.add_argument("--max-bytes", type=int, default=5 * 1024 * 1024)
     p.add_argument(
@@ -90,6 +91,15 @@ def _parser() -> argparse.ArgumentParser:
         help="colour the severities: auto (the default: on a terminal, unless NO_COLOR is set), always or never",
     )
     return p
+
+
+def _device_option(p) -> None:
+    p.add_argument(
+        "--device",
+        choices=["gpu", "npu"],
+        help="the device every launch runs on (default: each launch's own, from DEVICE, trainer.device, "
+        'Ascend\'s environment, ...; unknown where nothing says: README, "The target")',
+    )
 
 
 def _model_options(p) -> None:
@@ -153,7 +163,7 @@ def parse_profiles(values) -> list[dict] | None:
 
 def parse_stack(values, settings=None) -> dict:
     """--stack PKG=VERSION (repeatable) over [tool.validate-scripts] stack = {PKG = VERSION}."""
-    from .stack import PACKAGES
+    from .target import PACKAGES
 
     out: dict[str, str] = {}
     if settings is not None:
@@ -242,15 +252,15 @@ def _setup(args):
         raise UsageError(f"cannot read the verl config tree: {err}") from err
     pinned = parse_profiles(args.profile)
     current = bool(pinned) and CURRENT in pinned
-    device = devices = None
+    probed = devices = None
     if current:
         pinned = [p for p in pinned if p is not CURRENT] or None
         if pinned:
             raise UsageError("--profile current cannot be combined with other --profile values")
         from .machine import probe_device, probe_devices
 
-        device, why = probe_device()
-        print(f"validate-scripts: --profile current: DEVICE={device} ({why})", file=sys.stderr)
+        probed = probe_device()
+        print(f"validate-scripts: --profile current: DEVICE={probed[0]} ({probed[1]})", file=sys.stderr)
         devices = probe_devices()
         print(f"validate-scripts: --profile current: {devices.describe()}", file=sys.stderr)
     schema = _schema(getattr(args, "schema", None))
@@ -263,11 +273,21 @@ def _setup(args):
         schema=schema,
         stack=parse_stack(getattr(args, "stack", None), getattr(args, "settings", {}).get("stack")),
         stdin=_stdin(files, args.max_bytes),
-        device=device,
+        probed_device=probed,
+        device=_device(args),
         devices=devices,
         **_model_settings(args),
     )
     return files, source, cache, opts
+
+
+def _device(args) -> str | None:
+    """--device, else [tool.validate-scripts] device, else None (each launch's own)."""
+    device = getattr(args, "device", None) or getattr(args, "settings", {}).get("device")
+    if device is not None and device not in ("gpu", "npu"):
+        where = getattr(args, "severity_where", "[tool.validate-scripts]")
+        raise UsageError(f"{where}: device: gpu or npu, not {device!r}")
+    return device
 
 
 def _say_entry_origin(source) -> None:
@@ -613,6 +633,7 @@ def _render(argv) -> int:
     p.add_argument("--profile", action="append", metavar="KEY=VAL[,KEY=VAL...]")
     p.add_argument("--max-profiles", type=int, default=64)
     p.add_argument("--no-cache", action="store_true")
+    _device_option(p)
     _model_options(p)
     p.add_argument(
         "--as",

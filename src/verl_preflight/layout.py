@@ -348,7 +348,7 @@ OPTIM = f"{ARF}.actor.optim.override_optimizer_config."
 @dataclass
 class LaunchLayout:
     engine: str | None
-    device: str
+    device: str | None  # the target's: gpu, npu, or None when not known
     memory_gb: float
     memory_from: str  # "--device-memory" or "default for <device>"
     nnodes: int | None
@@ -436,10 +436,14 @@ def role_layout(view, role: str) -> Role | None:
     return Role(tp, pp, cp, ep, etp or tp, first, last, vpp)
 
 
-def device_of(view) -> str:
-    if view.value("trainer.device") == "npu" or view.profile("DEVICE") == "npu":
-        return "npu"
-    return "gpu"
+def device_memory(device: str | None, given: float | None) -> tuple[float, str]:
+    """(GB of one device, where that figure comes from): --device-memory, else the device's
+    default; where the device is not known, the larger default (an Ascend die has less)."""
+    if given:
+        return float(given), "--device-memory"
+    if device in DEVICE_MEMORY_GB:
+        return DEVICE_MEMORY_GB[device], f"default for {device}"
+    return max(DEVICE_MEMORY_GB.values()), "a GPU's, the device not known"
 
 
 def model_shape(view, opts) -> Shape | None:
@@ -470,8 +474,8 @@ def known_layout(view, opts) -> LaunchLayout | None:
 
 
 def launch_layout(view, opts) -> LaunchLayout:
-    device = device_of(view)
-    memory = getattr(opts, "device_memory", None)
+    device = view.target.device.kind if view.target is not None else None
+    memory_gb, memory_from = device_memory(device, getattr(opts, "device_memory", None))
     util = view.value(f"{ARF}.rollout.gpu_memory_utilization")
     if isinstance(util, bool) or not isinstance(util, (int, float)):
         util = None
@@ -486,8 +490,8 @@ def launch_layout(view, opts) -> LaunchLayout:
     return LaunchLayout(
         engine=view.engine,
         device=device,
-        memory_gb=float(memory) if memory else DEVICE_MEMORY_GB[device],
-        memory_from="--device-memory" if memory else f"default for {device}",
+        memory_gb=memory_gb,
+        memory_from=memory_from,
         nnodes=_int(view, "trainer.nnodes"),
         per_node=_int(view, "trainer.n_gpus_per_node"),
         actor=role_layout(view, "actor"),
@@ -508,11 +512,12 @@ def summary(lay: LaunchLayout) -> list[str]:
     out = []
     memory = f"{lay.memory_gb:g} GB each, {lay.memory_from}"
     world = lay.world
+    kind = f"{lay.device.upper()}s" if lay.device else "devices (GPU or NPU: not known)"
     if world:
         nodes = f"{lay.nnodes} node{'s' * (lay.nnodes > 1)}"
-        out.append(f"devices: {nodes} x {lay.per_node} = {world} {lay.device.upper()}s ({memory})")
+        out.append(f"devices: {nodes} x {lay.per_node} = {world} {kind} ({memory})")
     else:
-        out.append(f"devices: not known statically ({lay.device.upper()}, {memory})")
+        out.append(f"devices: not known statically ({kind}, {memory})")
     a = lay.actor
     if lay.engine == "megatron" and a is not None:
         dp = world // (a.tp * a.pp * a.cp) if world and world % (a.tp * a.pp * a.cp) == 0 else "?"

@@ -33,7 +33,7 @@ def release_source(version: str) -> ConfigSource:
     config = os.path.join(root, "verl", "trainer", "config")
     if not os.path.isfile(os.path.join(config, "ppo_trainer.yaml")):
         _fetch(version, root)
-    return ConfigSource(config, version, os.path.join(root, "verl"))
+    return ConfigSource(config, version, os.path.join(root, "verl"), f"--verl {version}: the release's wheel")
 
 
 def _fetch(version: str, root: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import tomllib
 
-KEYS = ("paths", "exclude", "verl", "verl-config", "schema", "severity", "stack")
+KEYS = ("paths", "exclude", "verl", "verl-config", "schema", "severity", "stack", "device")
 FILE = "__file__"  # where the settings came from (not a key a user writes)
 
 

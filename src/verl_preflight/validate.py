@@ -25,7 +25,8 @@ from .shell import profiles as prof
 from .shell.evaluate import Allowance, Budget, evaluate
 from .shell.parse import parse_script, syntax_notes
 from .source import DEFAULT_MAX_BYTES, ReadError, Recorder, TooLarge, read_script
-from .stack import Stack, find_upwards, header_components, requirement_refs, resolve_stack
+from .target import Forced, ScriptSignals, decide
+from .target_config import ConfigSearch
 from .values import Loc, Profile
 
 __all__ = ["Options", "ReadError", "ScriptResult", "validate_script"]
@@ -42,7 +43,8 @@ class Options:
     current: bool = False  # --profile current: this machine's environment
     stack: dict = field(default_factory=dict)  # --stack PKG=VERSION and [tool.validate-scripts] stack
     stdin: bytes | None = None  # the script given as `-`
-    device: str | None = None  # --profile current: DEVICE as probed once for the run
+    probed_device: tuple | None = None  # --profile current: (DEVICE, why) as probed once for the run
+    device: str | None = None  # --device gpu|npu: the device every launch is judged on
     devices: object = None  # --profile current: machine.Devices, the devices this machine shows
     model_config: str | None = None  # --model-config DIR: the model's config.json for the shape rules
     device_memory: float | None = None  # --device-memory GB; None: the device kind's default
@@ -55,6 +57,7 @@ class LaunchResult:
     config_name: str | None
     overrides: list
     spec: LaunchSpec | None = None
+    target: object = None  # target.Target: what the launch meets (device, stack, verl, config)
 
 
 @dataclass
@@ -117,7 +120,6 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
     envs, unset, ambient, unseen = _profile_envs(path, info, opts, findings)
     if refused:
         unseen = "bash cannot parse this script (bash-syntax)"
-    stack_inputs = _StackInputs(path, data, opts, read_file)
     all_launches = []
     checked: list[fix.LaunchFindings] = []  # each launch in each profile, with its findings
     parsed: dict = {}
@@ -149,6 +151,8 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
     ]
     texts = {path: data.decode("utf-8", "replace")}  # the script and the files it sources, by path
     texts.update({p: s.source.decode("utf-8", "replace") for p, s in parsed.items()})
+    signals = ScriptSignals.read(path, texts, read_file.text)
+    forced = _forced(opts)
     for outcomes in prof.collapse(evaluated):  # profiles that launch the same thing are one
         for outcome in outcomes:
             profile = outcome.profile
@@ -158,7 +162,7 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
             findings.extend(_say_profile(note_finding(n), info, profile) for n in outcome.notes)
             for launch in outcome.launches:
                 all_launches.append(launch)
-                launch_result, this = _check_launch(launch, profile, cache, opts, stack_inputs, texts)
+                launch_result, this = _check_launch(launch, profile, cache, opts, signals, forced)
                 launches.append(launch_result)
                 checked.append(this)
                 findings.extend(this.findings)
@@ -182,7 +186,8 @@ def _profile_envs(path: str, info, opts: Options, findings: list):
     unseen = "the profiles are pinned (--profile): the others are not known" if opts.current or opts.pinned else None
     ambient = opts.ambient
     if opts.current:
-        envs, ambient = [current_env(prof.dimensions(info), opts.device)], dict(os.environ)
+        device = opts.probed_device[0] if opts.probed_device else None
+        envs, ambient = [current_env(prof.dimensions(info), device)], dict(os.environ)
     elif opts.pinned:
         envs = [dict(p) for p in opts.pinned]
         unset |= {k for p in envs for k in p}
@@ -195,62 +200,33 @@ def _profile_envs(path: str, info, opts: Options, findings: list):
     return envs, unset, ambient, unseen
 
 
-def _check_launch(
-    launch, profile, cache, opts: Options, stack_inputs, texts: dict
-) -> tuple[LaunchResult, fix.LaunchFindings]:
-    """One launch in one profile: the Hydra stage, then the policy rules over its view
-    (`texts`: the text of each file of the script, by path)."""
+def _forced(opts: Options) -> Forced:
+    """What the run decides for every launch: --device, --stack, and this machine under --profile current."""
+    return Forced(
+        device=opts.device,
+        stack=dict(opts.stack),
+        machine_device=opts.probed_device if opts.current else None,
+        installed=installed_stack() if opts.current else None,
+    )
+
+
+def _check_launch(launch, profile, cache, opts: Options, signals, forced) -> tuple[LaunchResult, fix.LaunchFindings]:
+    """One launch in one profile: the Hydra stage, its target, then the policy rules over its view."""
     spec = read_launch(launch)
     config_name = config_name_of(spec, cache)
     overrides = [o.display for o in spec.overrides]
     this = fix.LaunchFindings(profile, spec)
     if config_name is not None or cache is None:  # a module that is no Hydra app parses its own args
         this.findings.extend(p.in_profile(profile) for p in spec.problems)
+    view = None
     if cache is not None and spec.trains:
         this.findings.extend(f.in_profile(profile) for f in check_launch(spec, config_name, cache))
-        if opts.schema is not None:
-            view = build_view(spec, config_name, profile, cache)
-            if view is not None:
-                view.script_text = texts.get(spec.loc.path, "")
-                view.stack = stack_inputs.stack_of(view)
-                found = run_launch_rules(opts.schema, view, opts)
-                this.findings.extend(f.in_profile(profile) for f in found)
-    return LaunchResult(spec.loc.line, spec.module, config_name, overrides, spec), this
-
-
-_TRUE = ("true", "1", "yes", "on")
-
-
-class _StackInputs:
-    """What the stack of a launch is resolved from, read once per script."""
-
-    def __init__(self, path: str, data: bytes, opts: Options, read_file: Recorder):
-        self.read_file = read_file
-        self.opts = opts
-        self.header = header_components(data.decode("utf-8", "replace"))
-        self._path = path
-        self._requirements = None
-        self._installed = installed_stack() if opts.current else None
-
-    def requirements(self) -> dict:
-        if self._requirements is None:
-            found = find_upwards(os.path.dirname(self._path) or ".", "requirements-ascend.txt")
-            self._requirements = {}
-            text = self.read_file.text(found) if found else None
-            if text is not None:
-                self._requirements = requirement_refs(text)
-        return self._requirements
-
-    def stack_of(self, view) -> Stack:
-        npu = view.on_npu
-        bridge_switch = str(view.profile("USE_MINDSPEED_BRIDGE") or "").lower() in _TRUE
-        return resolve_stack(
-            engine=view.engine,
-            device="npu" if npu else "gpu",
-            mindspeed_bridge=npu and bridge_switch,
-            vanilla_mbridge=view.value("actor_rollout_ref.actor.megatron.vanilla_mbridge") is True,
-            pinned=self.opts.stack,
-            installed=self._installed,
-            header=self.header,
-            requirements=self.requirements() if npu and bridge_switch else None,
-        )
+        view = build_view(spec, config_name, profile, cache)
+    source = cache.source if cache is not None else None
+    target = decide(spec, profile, signals, forced, source, ConfigSearch.of(spec, source), view)
+    if view is not None and opts.schema is not None:
+        view.target = target
+        found = run_launch_rules(opts.schema, view, opts)
+        this.findings.extend(f.in_profile(profile) for f in found)
+    result = LaunchResult(spec.loc.line, spec.module, config_name, overrides, spec, target)
+    return result, this

@@ -31,9 +31,18 @@ class ConfigTreeError(Exception):
 
 @dataclass
 class ConfigSource:
+    """A verl config tree and the verl it belongs to: the *verl* part of a launch's target."""
+
     path: str
     verl_version: str | None
     package_root: str | None = None  # the verl package dir, to read entry points
+    origin: str = "installed"  # how it was found: installed, --verl-config, --verl 0.8.0, vendored ...
+
+    def describe(self) -> str:
+        return f"verl {self.verl_version or '(version not known)'} ({self.origin})"
+
+    def as_json(self) -> dict:
+        return {"version": self.verl_version, "origin": self.origin, "config": self.path}
 
 
 def locate(explicit: str | None) -> ConfigSource:
@@ -55,7 +64,7 @@ def locate(explicit: str | None) -> ConfigSource:
     path = os.path.join(root, "trainer", "config")
     if not os.path.isfile(os.path.join(path, "ppo_trainer.yaml")):
         raise ConfigTreeError(f"verl at {root} has no trainer/config/ppo_trainer.yaml; `{INSTALL_HINT}`")
-    return ConfigSource(path, _installed_version(root), root)
+    return ConfigSource(path, _installed_version(root), root, "installed")
 
 
 def _from_dir(path: str, origin: str) -> ConfigSource:
@@ -66,7 +75,7 @@ def _from_dir(path: str, origin: str) -> ConfigSource:
     abspath = os.path.abspath(path)
     package_root = os.path.dirname(os.path.dirname(abspath))
     version = _version_file(package_root)
-    return ConfigSource(abspath, version, package_root)
+    return ConfigSource(abspath, version, package_root, origin)
 
 
 def _installed_version(root: str) -> str | None:

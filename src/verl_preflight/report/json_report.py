@@ -46,6 +46,7 @@ def launch_obj(la) -> dict:
         "config_name": la.config_name,
         "overrides": la.overrides,
         "unknown_parts": [pieces(o.field) for o in spec.overrides] if spec is not None else [],
+        "target": la.target.as_json() if la.target is not None else None,
     }
 
 

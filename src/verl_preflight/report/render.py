@@ -119,6 +119,7 @@ def render_json(results, cache, as_: str = "command") -> str:
                     "config_name": la.config_name,
                     "argv": [word(f) for f in la.spec.argv],
                     "overrides": [word(o.field) for o in la.spec.overrides],
+                    "target": la.target.as_json() if la.target is not None else None,
                 }
                 if as_ == "config":
                     item["config"] = config_changes(cache, la)
@@ -140,6 +141,7 @@ def layout_summary(la, profile, cache, opts) -> list[str]:
     view = build_view(la.spec, la.config_name, profile, cache)
     if view is None:
         return []
+    view.target = la.target
     try:
         lines = summary(launch_layout(view, opts))
     except ModelConfigError as err:
@@ -156,6 +158,8 @@ def render(results, cache, as_: str = "command", opts=None) -> str:
         for prof in r.profiles:
             out.append(f"# {r.path} [{prof.profile.describe()}]: {prof.status}")
             for la in prof.launches:
+                if la.target is not None:
+                    out.append(f"#   target: {la.target.describe()}")
                 out.extend(layout_summary(la, prof.profile, cache, opts))
                 if as_ == "overrides":
                     out.extend(shell_word(o.field) for o in la.spec.overrides)

@@ -55,9 +55,24 @@ def render_runs(reports) -> str:
     return json.dumps(doc, indent=2) + "\n"
 
 
+def _targets_of(results) -> dict:
+    """{id(finding): [what its profiles' launches were checked against]}."""
+    from .targets import profile_targets
+
+    out: dict = {}
+    for r in results:
+        by_profile = profile_targets(r)
+        for f in r.findings:
+            shown = out.setdefault(id(f), [])
+            for p in f.profiles:
+                shown.extend(t for t in by_profile.get(p, []) if t not in shown)
+    return out
+
+
 def document(results, findings, source) -> dict:
     rule_ids = sorted({f.rule for f in findings})
     index = {rid: i for i, rid in enumerate(rule_ids)}
+    targets = _targets_of(results)
     sarif_results = []
     for f in findings:
         sarif_results.append(
@@ -78,6 +93,7 @@ def document(results, findings, source) -> dict:
                     "profiles": [dict(p.env) for p in f.profiles],
                     "assumptions": [[str(a) for a in p.assumptions] for p in f.profiles],
                     "key": f.key,
+                    "targets": targets.get(id(f), []),
                 },
             }
         )

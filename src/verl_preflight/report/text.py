@@ -77,12 +77,30 @@ def pass_notes(results, empty_folders=()) -> list[str]:
     return lines
 
 
+def target_lines(result, all_profiles) -> list[str]:
+    """`path: note: checked against ...`: the target of the script's launches (README, "The target"),
+    one line per distinct target, naming its profiles when they are not all of them."""
+    from .targets import grouped
+
+    return [
+        f"{result.path}: note: checked against {text}{profile_text(profiles, all_profiles)}"
+        for text, profiles in grouped(result)
+    ]
+
+
 def render(
     results, findings, seconds: float, quiet: bool = False, color: bool = False, empty_folders=(), fix_lines=()
 ) -> str:
-    """`fix_lines`: after --fix, the fixes refused and what was fixed (before the summary)."""
+    """`fix_lines`: after --fix, the fixes refused and what was fixed (before the summary). A script
+    with findings is headed by what it was checked against (not with `quiet`)."""
     by_script = {r.path: [p.profile for p in r.profiles] for r in results}
-    lines = [finding_line(f, color, by_script.get(f.path)) for f in findings if not (quiet and f.severity == "info")]
+    shown = {id(f) for f in findings if not (quiet and f.severity == "info")}
+    lines = []
+    for r in results:
+        mine = [f for f in r.findings if id(f) in shown]
+        if mine and not quiet and any(f.severity != "info" for f in mine):
+            lines += target_lines(r, by_script.get(r.path))
+        lines += [finding_line(f, color, by_script.get(r.path)) for f in mine]
     if not quiet:
         lines += pass_notes(results, empty_folders)
     lines += fix_lines

@@ -21,6 +21,7 @@ from typing import ClassVar
 from ..findings import Finding
 
 STAGES = ("bash", "hydra", "policy", "tool")
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 
 
 class Rule:
@@ -53,11 +54,20 @@ class Rule:
             raise TypeError(f"rule {cls.id} is not fixable, yet a fix was given")
         return Finding.at(loc, cls.id, cls.severity, message, key, fix)
 
-    def finding(self, loc, message: str, key: str | None = None, fix=None) -> Finding:
-        """A finding of this configured rule (policy checks use this)."""
+    def finding(self, loc, message: str, key: str | None = None, fix=None, at_most: str | None = None) -> Finding:
+        """A finding of this configured rule (policy checks use this). `at_most="warning"`: what
+        the rule finds here does not fail the launch for sure (a key that is set and does nothing,
+        a verdict that depends on a part of the target nothing decides), so it is no error even
+        where the rule's severity is."""
         if fix is not None and not self.fixable:
             raise TypeError(f"rule {self.id} is not fixable, yet a fix was given")
-        return Finding.at(loc, self.id, self.severity, message, key, fix)
+        return Finding.at(loc, self.id, self.weaker(at_most), message, key, fix)
+
+    def weaker(self, at_most: str | None) -> str:
+        """This rule's severity, lowered to `at_most` when that is weaker."""
+        if at_most is None or SEVERITY_RANK[at_most] >= SEVERITY_RANK[self.severity]:
+            return self.severity
+        return at_most
 
     # policy rules override one of these
     def check_launch(self, view, ctx) -> list[Finding]:

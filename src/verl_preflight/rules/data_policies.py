@@ -7,7 +7,11 @@ Three kinds, each one small check over a LaunchView:
 
 Shipped rules subclass a kind and give `spec` in code; a schema entry with
 `kind:` makes a user's own policy of the same classes. `when` takes `engine`,
-`profile` (variable -> value) and `key-matches` (key -> regex on its value).
+`profile` (variable -> value), `target` (`device: gpu|npu`, `mindspeed-bridge:
+true|false`: the launch's target, README "The target") and `key-matches` (key ->
+regex on its value). A verdict that turns on a part of the target nothing in the
+script decides (an unknown device, MindSpeed-Bridge left to the default) is a
+warning that says so, never an error.
 """
 
 from __future__ import annotations
@@ -41,15 +45,61 @@ class DataPolicy(Rule):
         for var, want in (when.get("profile") or {}).items():
             if view.profile(var) != str(want):
                 return False
+        for part, want in (when.get("target") or {}).items():
+            if target_part(view.target, part) != want:
+                return False
         for key, pattern in (when.get("key-matches") or {}).items():
             shown = view.shown(key)
             if shown is None or not re.search(pattern, shown):
                 return False
         return True
 
+    def softened(self, view) -> str | None:
+        """Why this finding is no error here (it is then at most a warning, and says why): by
+        default, a part of the target that `when` reads and nothing decided."""
+        for part in (self.spec.get("when", {}) or {}).get("target") or {}:
+            why = undecided(view.target, part)
+            if why:
+                return why
+        return None
+
+    def report(self, view, loc, key: str, value, fix=None, about: str | None = None):
+        """The finding about `key` (its message shows `value`), keyed by `about` (default `key`);
+        at most a warning, saying why, when the verdict is not sure."""
+        message = self.message(key, value, view)
+        why = self.softened(view)
+        if why:
+            return self.finding(loc, f"{message} ({why})", about or key, None, at_most="warning")
+        return self.finding(loc, message, about or key, fix)
+
     def message(self, key: str, value, view=None) -> str:
         template = self.spec.get("message") or "{key}={value} breaks policy " + self.id
         return template.replace("{key}", key).replace("{value}", show(value))
+
+
+TARGET_PARTS = ("device", "mindspeed-bridge")
+
+
+def target_part(target, part: str):
+    """A part of the launch's target, as `when: target:` names it."""
+    if target is None:
+        return None
+    if part == "device":
+        return target.device.kind
+    if part == "mindspeed-bridge":
+        return target.stack.mindspeed_bridge
+    raise KeyError(part)
+
+
+def undecided(target, part: str) -> str | None:
+    """Why a part of the target is not decided by anything the script or the run says; None when it is."""
+    if target is None:
+        return "the target is not known"
+    if part == "device" and not target.device.known:
+        return "the device is not known: trainer.device or --device names it"
+    if part == "mindspeed-bridge" and target.on_npu and target.stack.bridge_origin == "default":
+        return "nothing says MindSpeed-Bridge runs: USE_MINDSPEED_BRIDGE, --stack mindspeed-bridge=REF"
+    return None
 
 
 def show(value) -> str:
@@ -80,7 +130,7 @@ class RequiredValue(DataPolicy):
                 continue  # follows another key, which is checked in its own right
             if not same(value, wanted):
                 fix = Fix.set_value(setting.text, show(wanted)) if self.fixable and setting is not None else None
-                out.append(self.finding(view.where(key), self.message(key, value, view), key, fix))
+                out.append(self.report(view, view.where(key), key, value, fix))
         return out
 
 
@@ -94,7 +144,7 @@ class AllowedOnlyWhen(DataPolicy):
         for key in self.spec["keys"]:
             setting = view.setting(key)
             if setting is not None:
-                out.append(self.finding(setting.loc, self.message(key, setting.shown_value, view), key))
+                out.append(self.report(view, setting.loc, key, setting.shown_value))
         return out
 
 
@@ -115,7 +165,7 @@ class Requires(DataPolicy):
             return []
         if "value" not in need and got is not None:
             return []
-        return [self.finding(view.where(cond["key"]), self.message(need["key"], got, view), cond["key"])]
+        return [self.report(view, view.where(cond["key"]), need["key"], got, about=cond["key"])]
 
 
 KINDS = {cls.kind: cls for cls in (RequiredValue, AllowedOnlyWhen, Requires)}

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 
 from . import registry
-from .data_policies import KIND_NAMES, KINDS
+from .data_policies import KIND_NAMES, KINDS, TARGET_PARTS
 
 DEFAULT_SCHEMA = os.path.join(os.path.dirname(__file__), "schema.yaml")
 SEVERITIES = {"error", "warning", "info"}
@@ -171,18 +171,26 @@ def load_schema(path: str | None = None) -> Schema:
 
 def _check_data_policy(entry: dict, kind: str, fail) -> None:
     when = entry.get("when", {}) or {}
-    if not isinstance(when, dict) or not set(when) <= {"engine", "profile", "key-matches"}:
-        fail("`when` takes engine, profile and key-matches", "when")
+    if not isinstance(when, dict) or not set(when) <= {"engine", "profile", "target", "key-matches"}:
+        fail("`when` takes engine, profile, target and key-matches", "when")
     if "profile" in when and not isinstance(when["profile"], dict):
         fail("`when.profile` must map variables to values", "when", "profile")
+    target = when.get("target")
+    if target is not None and (
+        not isinstance(target, dict)
+        or not set(target) <= set(TARGET_PARTS)
+        or target.get("device", "gpu") not in ("gpu", "npu")
+        or not isinstance(target.get("mindspeed-bridge", True), bool)
+    ):
+        fail("`when.target` takes device (gpu or npu) and mindspeed-bridge (true or false)", "when", "target")
     if kind == "required-value":
         keys = entry.get("keys")
         if not isinstance(keys, dict) or not keys:
             fail("required-value needs `keys`: a mapping of key to required value", "keys")
     elif kind == "allowed-only-when":
         keys = entry.get("keys")
-        if not isinstance(keys, list) or not keys or "profile" not in when:
-            fail("allowed-only-when needs a list of `keys` and `when.profile`", "keys")
+        if not isinstance(keys, list) or not keys or not ({"profile", "target"} & set(when)):
+            fail("allowed-only-when needs a list of `keys` and `when.profile` or `when.target`", "keys")
     elif kind == "requires":
         for part in ("if", "then"):
             spec = entry.get(part)

@@ -43,9 +43,8 @@ class LaunchView:
         self.spec = spec
         self.config_name = config_name
         self.profile_of = profile  # values.Profile
-        self.stack = None  # stack.Stack, set by the pipeline
-        self.source = None  # verl_config.ConfigSource of the composition
-        self.script_text = ""  # the text of the file the launch is in, set by the pipeline
+        self.target = None  # target.Target: device, stack, verl and config folders, set by the pipeline
+        self.source = None  # hydra_stage.tree.ConfigSource of the composition
         self.settings = settings
         self.tree = tree or {}
         self.last: dict[str, Setting] = {}
@@ -137,30 +136,6 @@ class LaunchView:
         return None
 
     @property
-    def targets_ascend(self) -> bool:
-        """Whether the launch's script readies Ascend NPUs (exports VLLM_ASCEND_*, ASCEND_* or
-        HCCL_* variables, or sources CANN's set_env.sh). verl picks the device from the hardware
-        at start (v0.7.0 trainer/main_ppo.py:42-43, 0.9.1 utils/device.py:151-166 auto_set_device),
-        so a script that names no device runs where it is started: these lines say where.
-
-        The variables are those the launch gets on this path (a script that readies Ascend
-        in one branch only is on GPU in the others); sourcing set_env.sh is read from the text."""
-        if any(_ASCEND_NAME.match(name) for name in self.spec.env):
-            return True
-        return _CANN_SOURCE.search(self.script_text) is not None
-
-    @property
-    def on_npu(self) -> bool:
-        """Whether the launch runs on Ascend NPUs: DEVICE=npu in the profile or trainer.device=npu;
-        with no device named (neither DEVICE nor a trainer.device override), whether the script
-        readies Ascend (targets_ascend), since verl then takes the device from the hardware."""
-        if self.profile("DEVICE") == "npu" or self.value("trainer.device") == "npu":
-            return True
-        if self.profile("DEVICE") is None and self.setting("trainer.device") is None:
-            return self.targets_ascend
-        return False
-
-    @property
     def engine(self) -> str | None:
         v = self.value("model_engine")
         return v if isinstance(v, str) else None
@@ -169,10 +144,6 @@ class LaunchView:
         """Location to report a problem with `key`: its override, else the launch."""
         s = self.setting(key)
         return s.loc if s is not None else self.spec.loc
-
-
-_ASCEND_NAME = re.compile(r"VLLM_ASCEND_\w*|ASCEND_\w*|HCCL_\w*")
-_CANN_SOURCE = re.compile(r"^\s*(?:source|\.)\s+/usr/local/Ascend/", re.M)
 
 
 def _literal(text: str):

@@ -49,7 +49,7 @@ class ExpandableSegmentsSleepMode(Rule):
 
     def check_launch(self, view, ctx):
         conf = view.exported(VAR)
-        if conf is None or is_unknown(conf) or MARK not in conf or not view.on_npu:
+        if conf is None or is_unknown(conf) or MARK not in conf or not view.target.on_npu:
             return []
         if view.value(f"{ROLLOUT}.name") != "vllm":
             return []

@@ -1,8 +1,8 @@
-"""The Ascend GDN flags belong only where DEVICE=npu and USE_MINDSPEED_BRIDGE=True."""
+"""The Ascend GDN flags belong only where the launch runs on Ascend with MindSpeed-Bridge."""
 
 from __future__ import annotations
 
-from ..data_policies import AllowedOnlyWhen
+from ..data_policies import AllowedOnlyWhen, undecided
 
 _OTC = "actor_rollout_ref.{role}.megatron.override_transformer_config.{flag}"
 
@@ -10,12 +10,14 @@ _OTC = "actor_rollout_ref.{role}.megatron.override_transformer_config.{flag}"
 class GdnFlagGate(AllowedOnlyWhen):
     id = "gdn-flag-gate"
     severity = "error"
-    summary = "the Ascend GDN flags only where DEVICE=npu and USE_MINDSPEED_BRIDGE=True"
+    summary = "the Ascend GDN flags only where the launch runs on Ascend with MindSpeed-Bridge"
     why = (
         "use_ascend_gdn / use_triton_gdn select MindSpeed-Bridge's Ascend kernels (verl PR #7335); they are "
-        "read only by MindSpeed-Bridge. Without it (GPU, or Ascend without the bridge) they are keys no "
-        "TransformerConfig has: the launch fails on Megatron-Bridge >= 0.5, or they are silently ignored. A "
-        "script without the switch counts as USE_MINDSPEED_BRIDGE=False."
+        "read only by MindSpeed-Bridge. On GPU they are keys no TransformerConfig has: the launch fails on "
+        "Megatron-Bridge >= 0.5 (an error). On Ascend without the bridge MindSpeed sets them on its global args "
+        "and nothing reads them (a warning). The device and whether MindSpeed-Bridge runs are the launch's target "
+        '(DEVICE and USE_MINDSPEED_BRIDGE in verl\'s scripts, README "The target"); where nothing decides them '
+        "the finding is a warning."
     )
     ground_truth = "verl PR #7335 (1dda039b9): examples/grpo_trainer/run_qwen3_5_35b_megatron.sh, the npu arm's gate"
     bad = (
@@ -32,7 +34,18 @@ class GdnFlagGate(AllowedOnlyWhen):
             for role in ("actor", "ref")
             for flag in ("use_ascend_gdn", "use_triton_gdn")
         ],
-        "when": {"profile": {"DEVICE": "npu", "USE_MINDSPEED_BRIDGE": "True"}},
-        "message": "{key} is an Ascend MindSpeed-Bridge flag: append it only in the npu arm under "
+        "when": {"target": {"device": "npu", "mindspeed-bridge": True}},
+        "message": "{key} is read only by MindSpeed-Bridge: append it in the npu arm under "
         '`if [ "${USE_MINDSPEED_BRIDGE}" = "True" ]`',
     }
+
+    def softened(self, view) -> str | None:
+        """On GPU the flags fail the launch (an error); on Ascend without MindSpeed-Bridge MindSpeed
+        stores them and nothing reads them (a warning); where the device or the bridge is not
+        decided, a warning that says so."""
+        why = undecided(view.target, "device") or undecided(view.target, "mindspeed-bridge")
+        if why:
+            return why
+        if view.target.on_npu:
+            return "without MindSpeed-Bridge MindSpeed sets it on its global args and nothing reads it"
+        return None

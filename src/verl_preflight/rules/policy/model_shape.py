@@ -9,6 +9,7 @@ A model the tool cannot identify is not checked. Arithmetic: layout.py.
 from __future__ import annotations
 
 from ... import layout as lay
+from ...target import version_tuple
 from .. import Rule
 
 ARF = "actor_rollout_ref"
@@ -62,13 +63,14 @@ class ModelShape(Rule):
         out = []
         model = f"{shape.name} ({'config.json' if shape.source != 'models.yaml' else 'shipped shape table'})"
         if layout.engine == "megatron":
-            actor = _megatron(shape, layout.actor, layout.device)
-            ref = _megatron(shape, layout.ref, layout.device) if layout.ref_used else []
-            for key, text in actor:
-                who = "actor and ref" if (key, text) in ref else "actor"
-                out.append(self.finding(_where(view, "actor", key), f"{model}, {who}: {text}", f"{ARF}.actor.{key}"))
-            for key, text in ref:
-                if (key, text) in actor:
+            actor = _megatron(shape, layout.actor, view.target)
+            ref = _megatron(shape, layout.ref, view.target) if layout.ref_used else []
+            for key, text, at_most in actor:
+                who = "actor and ref" if (key, text, at_most) in ref else "actor"
+                message = f"{model}, {who}: {text}"
+                out.append(self.finding(_where(view, "actor", key), message, f"{ARF}.actor.{key}", at_most=at_most))
+            for key, text, at_most in ref:
+                if (key, text, at_most) in actor:
                     continue
                 loc = _where(view, "ref", key)
                 if key.endswith("pipeline_model_parallel_size") and _stage_sizes_lost(layout):
@@ -77,7 +79,7 @@ class ModelShape(Rule):
                         "the actor's first/last stage sizes do not reach it)"
                     )
                     loc = _first_ref_otc(view) or loc
-                out.append(self.finding(loc, f"{model}, ref: {text}", f"{ARF}.ref.{key}"))
+                out.append(self.finding(loc, f"{model}, ref: {text}", f"{ARF}.ref.{key}", at_most=at_most))
         else:
             actor = _ulysses(view, shape, "actor")
             ref = _ulysses(view, shape, "ref") if layout.ref_used else []
@@ -121,8 +123,9 @@ def _ulysses(view, shape, role) -> list[tuple[str, str]]:
     return out
 
 
-def _megatron(shape, role, device: str) -> list[tuple[str, str]]:
-    """(key under the role, problem) for one Megatron model."""
+def _megatron(shape, role, target) -> list[tuple[str, str, str | None]]:
+    """(key under the role, problem, at_most) for one Megatron model: at_most "warning" where the
+    problem turns on a part of the launch's target that nothing decides."""
     if role is None:
         return []
     out = []
@@ -131,20 +134,25 @@ def _megatron(shape, role, device: str) -> list[tuple[str, str]]:
         if problem:
             even = lay.stage_layers(shape.layers, role.pp, role.first, role.last) is not None
             key = "virtual_pipeline_model_parallel_size" if even else "pipeline_model_parallel_size"
-            out.append((f"megatron.{key}", problem))
+            out.append((f"megatron.{key}", problem, None))
     for text in lay.head_problems(shape, role.tp):
-        out.append(("megatron.tensor_model_parallel_size", text))
-    if shape.gdn and role.cp > 1 and device == "gpu":
-        out.append(
-            (
-                "megatron.context_parallel_size",
-                f"Gated DeltaNet layers do not run with context parallel (CP={role.cp}) in megatron-core 0.16, "
-                "the GPU stack's release (0.18 lifts it)",
-            )
+        out.append(("megatron.tensor_model_parallel_size", text, None))
+    core = target.stack.version("megatron-core")
+    if shape.gdn and role.cp > 1 and not target.on_npu and version_tuple(core) < (0, 18):
+        text = (
+            f"Gated DeltaNet layers do not run with context parallel (CP={role.cp}) in megatron-core "
+            f"{target.stack.names('megatron-core')} (0.18 lifts it; MindSpeed swaps in its own on Ascend)"
         )
+        at_most = None
+        if not target.device.known:
+            text = f"on GPU, {text}; the device is not known ({target.device.why})"
+            at_most = "warning"
+        elif target.stack.assumed("megatron-core"):
+            at_most = "warning"
+        out.append(("megatron.context_parallel_size", text, at_most))
     if shape.experts and shape.experts % role.ep:
         out.append(
-            ("megatron.expert_model_parallel_size", f"{shape.experts} experts are not divisible by EP={role.ep}")
+            ("megatron.expert_model_parallel_size", f"{shape.experts} experts are not divisible by EP={role.ep}", None)
         )
     return out
 

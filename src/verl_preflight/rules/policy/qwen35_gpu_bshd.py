@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...stack import version_tuple
+from ...target import version_tuple
 from ..data_policies import RequiredValue
 
 
@@ -14,7 +14,8 @@ class Qwen35GpuBshd(RequiredValue):
         "Qwen3.5 mixes Gated Delta Net into its layers. Megatron-Core 0.16 has no packed-sequence (THD) path "
         "for GDN, so on the Megatron engine outside Ascend the launch must run BSHD; Megatron-Core 0.18 adds "
         "a THD path (verl PR #7336), and verl's FSDP engine patches GDN with a varlen path, so neither needs it. "
-        "A script without a DEVICE switch counts as GPU; the megatron-core version is the launch's stack."
+        'The device and the megatron-core release are the launch\'s target (README, "The target"): where the '
+        "device is not known, or nothing names the release, the finding is a warning."
     )
     ground_truth = (
         "verl PR #7335 (1dda039b9) examples/grpo_trainer/run_qwen3_5_35b_megatron.sh, gpu arm; "
@@ -37,12 +38,20 @@ class Qwen35GpuBshd(RequiredValue):
     }
 
     def applies(self, view) -> bool:
-        stack = view.stack
-        if stack is None or stack.device == "npu":
+        target = view.target
+        if target is None or target.on_npu:
             return False
-        if version_tuple(stack.version("megatron-core")) >= (0, 18):
+        if version_tuple(target.stack.version("megatron-core")) >= (0, 18):
             return False
         return super().applies(view)
 
+    def softened(self, view) -> str | None:
+        target = view.target
+        if not target.device.known:
+            return "on GPU; the device is not known: trainer.device or --device names it"
+        if target.stack.assumed("megatron-core"):
+            return "nothing names the launch's megatron-core release: --stack megatron-core=..., or a pin"
+        return None
+
     def message(self, key: str, value, view=None) -> str:
-        return f"{super().message(key, value, view)} on {view.stack.names('megatron-core')}"
+        return f"{super().message(key, value, view)} on {view.target.stack.names('megatron-core')}"

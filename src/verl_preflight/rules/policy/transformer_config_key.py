@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import difflib
 
-from ...sources import mindspeed_args, transformer_config_fields
-from ...stack import version_tuple
+from ...sources import known_megatron_versions, mindspeed_args, transformer_config_fields
+from ...target import BRIDGE_FLAGS, version_tuple
 from .. import Rule
 from ..tool.stack_unknown import StackUnknown
 
@@ -28,17 +28,24 @@ _PREFIXES = [
 # verl/workers/engine/megatron/transformer_impl.py, mindspeed branch of
 # _build_tf_config); MindSpeed-Bridge reads use_triton_gdn / use_ascend_gdn
 # (verl PR #7335; MindSpeed-Bridge's source is not public here).
-ASCEND_READERS = frozenset({"use_flash_attn", "use_triton_gdn", "use_ascend_gdn"})
+ASCEND_READERS = frozenset({"use_flash_attn"}) | BRIDGE_FLAGS
 
 
-def how_it_fails(stack) -> str:
-    """What an unknown key does at launch on this stack's GPU bridge."""
+def how_it_fails(stack) -> tuple[str, bool]:
+    """(what an unknown key does at launch on this stack's GPU bridge, whether the launch fails)."""
     if stack.bridge == "mbridge":
-        return "the launch fails: mbridge (vanilla_mbridge=True) raises TypeError from the config constructor"
+        return "mbridge (vanilla_mbridge=True) raises TypeError at start", True
     version = stack.version("megatron-bridge")
-    if version and version_tuple(version) < (0, 5):
-        return f"Megatron-Bridge {version} sets it with setattr and nothing reads it"
-    return "the launch fails: Megatron-Bridge >= 0.5 raises AttributeError in apply_overrides_and_finalize"
+    if version and version_tuple(version) and version_tuple(version) < (0, 5):
+        return f"Megatron-Bridge {version} sets it and nothing reads it", False
+    if version and not version_tuple(version):
+        return f"what Megatron-Bridge {version} does with it is not known here", False
+    return "Megatron-Bridge >= 0.5 raises AttributeError at start", True
+
+
+def _in_other_versions(name: str, core: str) -> list[str]:
+    """The shipped megatron-core versions whose TransformerConfig has `name` (other than `core`)."""
+    return [v for v in known_megatron_versions() if v != core and name in (transformer_config_fields(v) or ())]
 
 
 class TransformerConfigKey(Rule):
@@ -50,12 +57,13 @@ class TransformerConfigKey(Rule):
     why = (
         "On GPU verl passes these keys to the bridge's model provider: Megatron-Bridge >= 0.5 (verl's default "
         "bridge) raises AttributeError for a key TransformerConfig lacks, legacy mbridge (vanilla_mbridge=True) "
-        "raises TypeError, and only Megatron-Bridge < 0.5 falls back to setattr, where nothing reads it. On "
-        "Ascend MindSpeed's repatch sets each key on its global args: MindSpeed's own arguments of that branch "
-        "are valid there, others are silently ignored. The key sets depend on the megatron-core version and the "
-        "MindSpeed branch (see `--stack`). verl runs on the hardware it starts on (auto_set_device): a script that "
-        "names no device (no DEVICE switch, no trainer.device) is taken as Ascend when it readies Ascend (exports "
-        "VLLM_ASCEND_*, ASCEND_* or HCCL_* variables, or sources /usr/local/Ascend/.../set_env.sh), else as GPU."
+        "raises TypeError: an error. Only Megatron-Bridge < 0.5 falls back to setattr, where nothing reads it: a "
+        "warning. On Ascend MindSpeed's repatch sets each key on its global args: MindSpeed's own arguments of "
+        "that branch are valid there, any other key is set and nothing reads it: a warning that says so. The key "
+        "sets depend on the megatron-core version and the MindSpeed branch of the launch's target (README, "
+        '"The target"): a key that another megatron-core release has, where nothing names the launch\'s release, '
+        "is a warning; so is any finding on a launch whose device nothing decides (it fails on GPU and is ignored "
+        "on Ascend)."
     )
     ground_truth = (
         "verl 0.9.1 verl/workers/engine/megatron/transformer_impl.py:395-412 (apply_overrides_and_finalize, "
@@ -73,9 +81,9 @@ class TransformerConfigKey(Rule):
     def check_launch(self, view, ctx):
         prefixes = self.params.get("prefixes", [])
         touched = [s for s in view.settings if s.kind != "delete" and any(s.key.startswith(p + ".") for p in prefixes)]
-        if not touched or view.stack is None:
+        if not touched or view.target is None:
             return []
-        stack = view.stack
+        target, stack = view.target, view.target.stack
         core = stack.version("megatron-core")
         fields = transformer_config_fields(core)
         if fields is None:
@@ -86,30 +94,50 @@ class TransformerConfigKey(Rule):
             return [StackUnknown.emit(view.loc, message)]
         known = set(fields) | ctx.schema.backend_keys(self.params.get("backends", []))
         where = stack.names("megatron-core")
-        if stack.device == "npu":
+        ascend: set | None = None  # what Ascend also reads (None: the device is GPU)
+        if not target.on_gpu:
             branch = stack.version("mindspeed")
             extra = mindspeed_args(branch) if branch else None
-            if extra is None:
+            if target.on_npu and extra is None:
                 origin = stack.origin("mindspeed")
                 message = f"no key data for MindSpeed {branch} ({origin}): override_transformer_config keys not checked"
                 return [StackUnknown.emit(view.loc, message)]
-            known |= extra | ASCEND_READERS
-            where += f", MindSpeed {branch} ({stack.origin('mindspeed')})"
+            ascend = set(extra or ()) | ASCEND_READERS
+            if target.on_npu:
+                where += f", MindSpeed {branch} ({stack.origin('mindspeed')})"
         out = []
         for s in touched:
             prefix = next(p for p in prefixes if s.key.startswith(p + "."))
             name = s.key[len(prefix) + 1 :].split(".")[0]
-            if name in known:
+            if name in known or (target.on_npu and name in ascend):
                 continue
-            close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
+            pool = known | ascend if target.on_npu else known
+            close = difflib.get_close_matches(name, sorted(pool), n=1, cutoff=0.75)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
-            if stack.device == "npu":
-                what = (
-                    f"'{name}' is neither a TransformerConfig field nor a MindSpeed argument on {where}, nor a key "
-                    "verl or MindSpeed-Bridge reads on Ascend: MindSpeed sets it on its global args and nothing "
-                    "reads it"
-                )
-            else:
-                what = f"'{name}' is not a field of TransformerConfig on {where}: {how_it_fails(stack)}"
-            out.append(self.finding(s.loc, what + hint, s.key))
+            message, at_most = self._verdict(name, target, where, core, ascend)
+            if message is not None:
+                out.append(self.finding(s.loc, message + hint, s.key, at_most=at_most))
         return out
+
+    @staticmethod
+    def _verdict(name: str, target, where: str, core: str, ascend) -> tuple[str, str | None]:
+        """(message, at_most) for a key the launch's TransformerConfig lacks."""
+        stack = target.stack
+        if target.on_npu:
+            return (
+                f"'{name}' is neither a TransformerConfig field nor a MindSpeed argument on {where}, nor a key "
+                "verl or MindSpeed-Bridge reads on Ascend: MindSpeed sets it and nothing reads it",
+                "warning",
+            )
+        fails, certain = how_it_fails(stack)
+        at_most = None if certain else "warning"
+        message = f"'{name}' is not a TransformerConfig field on {where}"
+        elsewhere = _in_other_versions(name, core)
+        if elsewhere and stack.assumed("megatron-core"):
+            shown = elsewhere[0] if len(elsewhere) == 1 else f"{elsewhere[0]} to {elsewhere[-1]}"
+            message += f" (megatron-core {shown} has it: --stack megatron-core=... names the release)"
+            at_most = "warning"
+        if target.on_gpu:
+            return f"{message}: {fails}", at_most
+        on_ascend = "it is a MindSpeed argument" if name in ascend else "nothing reads it"
+        return f"{message}: on GPU {fails}; on Ascend {on_ascend} (the device is not known)", "warning"

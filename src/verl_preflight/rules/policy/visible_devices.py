@@ -41,7 +41,8 @@ class VisibleDevices(Rule):
     good = "export CUDA_VISIBLE_DEVICES=0,1,2,3 ... trainer.nnodes=1 trainer.n_gpus_per_node=4"
 
     def check_launch(self, view, ctx):
-        name = "ASCEND_RT_VISIBLE_DEVICES" if view.on_npu else "CUDA_VISIBLE_DEVICES"
+        # the device's variable; where the device is not known, CUDA's (an Ascend one would have decided it)
+        name = "ASCEND_RT_VISIBLE_DEVICES" if view.target.on_npu else "CUDA_VISIBLE_DEVICES"
         value = view.exported(name)
         if value is None or is_unknown(value) or _through_ray_job(view.spec):
             return []
@@ -61,7 +62,8 @@ class VisibleDevices(Rule):
                 f"a node whose Ray starts with it offers {len(visible)}, and verl's per-node placement groups "
                 "wait for devices that never come"
             )
-        message = f"{shown} lists {len(visible)} device(s) but {KEY}={per_node}: {outcome}"
+        on = "" if view.target.device.known else "on GPU, "
+        message = f"{on}{shown} lists {len(visible)} device(s) but {KEY}={per_node}: {outcome}"
         return [self.finding(view.export_loc(name), message, KEY)]
 
 
