@@ -101,11 +101,11 @@ def _env(tmp: str) -> dict:
 def worst_script(files: list[str], config: str | None) -> tuple[float, str]:
     """The slowest single script, checked in-process with no cache (evaluation + checks, no start-up)."""
     sys.path.insert(0, os.path.join(ROOT, "src"))
-    from verl_preflight.hydra_stage.tree import ConfigCache, locate
+    from verl_preflight.hydra_stage.tree import ConfigCache, ConfigCaches, locate
     from verl_preflight.rules.schema import load_schema
     from verl_preflight.validate import Options, validate_script
 
-    cache = ConfigCache(locate(config), use_disk=False)
+    cache = ConfigCaches(ConfigCache(locate(config), use_disk=False))
     opts = Options(schema=load_schema())
     worst = (0.0, "")
     for path in files:

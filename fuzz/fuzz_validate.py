@@ -17,12 +17,12 @@ import atheris
 
 with atheris.instrument_imports():
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
-    from verl_preflight.hydra_stage.tree import ConfigCache, locate
+    from verl_preflight.hydra_stage.tree import ConfigCache, ConfigCaches, locate
     from verl_preflight.rules.schema import load_schema
     from verl_preflight.shell.state import Budget
     from verl_preflight.validate import Options, validate_script
 
-CACHE = ConfigCache(locate(None), use_disk=False)
+CACHE = ConfigCaches(ConfigCache(locate(None), use_disk=False))
 OPTS = Options(max_profiles=8, budget=Budget(steps=20_000, states=16, loop_iterations=200), schema=load_schema())
 WORKDIR = tempfile.mkdtemp(prefix="fuzz-")
 PATH = os.path.join(WORKDIR, "input.sh")

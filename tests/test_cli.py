@@ -109,9 +109,11 @@ def test_json_finding_shape(tmp_path, capsys):
             "mindspeed_bridge": None,
             "verl": launch["target"]["verl"],
             "config": {
-                "primary": launch["target"]["config"]["primary"],
+                "folders": launch["target"]["config"]["folders"],
                 "how": "verl's own config folder",
-                "checkable": True,
+                "checked": True,
+                "missing": None,
+                "assumed": None,
             },
         },
     }

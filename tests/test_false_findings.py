@@ -113,7 +113,7 @@ def test_one_variable_selecting_two_groups_has_one_value(tmp_path):
     """`engine=${B} optim=${B}` (verl v0.7.0 tests/special_e2e/sft/run_sft_engine.sh): B has one
     value, so the overrides are checked under engine=X optim=X for each option X, never under
     engine=fsdp optim=megatron, which no run of the script composes."""
-    from verl_preflight.hydra_stage.tree import ConfigCache, locate
+    from verl_preflight.hydra_stage.tree import ConfigCache, ConfigCaches, locate
     from verl_preflight.validate import Options, validate_script
 
     path = tmp_path / "run.sh"
@@ -122,7 +122,7 @@ def test_one_variable_selecting_two_groups_has_one_value(tmp_path):
         'python3 -m verl.trainer.sft_trainer --config-name=sft_trainer_engine engine="$B" optim="$B" "$@"\n'
     )
     cache = ConfigCache(locate(None), use_disk=False)
-    validate_script(str(path), cache, Options())
+    validate_script(str(path), ConfigCaches(cache), Options())
     selections = [json.loads(k)[1] for k in cache.snapshots if json.loads(k)[0] == "sft_trainer_engine"]
     engines = sorted(s[0].split("=")[1] for s in selections)
     assert engines and len(engines) > 1

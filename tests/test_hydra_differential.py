@@ -208,7 +208,8 @@ class HydraOracle:
         key = (config_name, group_overrides)
         if key not in self.composed:
             try:
-                self.composed[key] = verl_config.compose_raw(self.config_dir, config_name, list(group_overrides))
+                tree = verl_config.Tree(self.config_dir)
+                self.composed[key] = verl_config.compose_raw(tree, config_name, list(group_overrides))
             except Exception as err:
                 self.composed[key] = str(err)
         return self.composed[key]
@@ -271,11 +272,11 @@ def _compose_once():
     memo = {}
     real = verl_config.compose_raw
 
-    def once(config_dir, config_name, group_overrides):
-        key = (config_dir, config_name, tuple(group_overrides))
+    def once(tree, config_name, group_overrides):
+        key = (tree, config_name, tuple(group_overrides))
         if key not in memo:
             try:
-                cfg = real(config_dir, config_name, list(group_overrides))
+                cfg = real(tree, config_name, list(group_overrides))
                 memo[key] = (cfg, None, _fingerprint(cfg))
             except Exception as err:  # Hydra's composition errors, raised again for each caller
                 memo[key] = (None, err, None)

@@ -12,7 +12,7 @@ import shutil
 import pytest
 from conftest import ROOT
 
-from verl_preflight.hydra_stage.tree import ConfigCache, locate
+from verl_preflight.hydra_stage.tree import ConfigCache, ConfigCaches, locate
 from verl_preflight.result_cache import ResultCache
 from verl_preflight.rules.schema import load_schema
 from verl_preflight.runner import run_files
@@ -40,10 +40,10 @@ class Run:
 
     def __call__(self, files):
         opts = Options(schema=load_schema(self.options.pop("schema", None)), **self.options)
-        cache = ConfigCache(self.source, use_disk=True)
-        results_cache = ResultCache(self.source, cache.digest, opts)
+        caches = ConfigCaches(ConfigCache(self.source, use_disk=True))
+        results_cache = ResultCache(self.source, caches.main.digest, opts)
         before = results_cache.hits
-        results, _ = run_files(files, cache, opts, 1, results_cache)
+        results, _ = run_files(files, caches, opts, 1, results_cache)
         self.checked = len(files) - (results_cache.hits - before)
         return results
 

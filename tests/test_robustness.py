@@ -13,6 +13,7 @@ from conftest import FIXTURES, ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from verl_preflight.hydra_stage.tree import ConfigCaches
 from verl_preflight.rules.schema import load_schema
 from verl_preflight.shell.state import Budget
 from verl_preflight.validate import Options, validate_script
@@ -216,7 +217,7 @@ def test_generated_bash_never_raises(config_cache, tmp_path_factory, words, seed
     rng = random.Random(seed)
     path.write_text("".join(w + rng.choice([" ", " ", "\n"]) for w in words))
     opts = Options(max_profiles=4, budget=Budget(steps=5000, states=8, loop_iterations=50), schema=load_schema())
-    validate_script(str(path), config_cache, opts)
+    validate_script(str(path), ConfigCaches(config_cache), opts)
 
 
 def test_unreadable_inputs_exit_2_without_hanging(tmp_path):

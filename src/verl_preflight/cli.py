@@ -225,7 +225,7 @@ def main(argv=None) -> int:
 
 def _setup(args):
     from .discover import DiscoverError, discover
-    from .hydra_stage.tree import ConfigCache, ConfigTreeError, locate
+    from .hydra_stage.tree import ConfigCache, ConfigCaches, ConfigTreeError, locate
     from .validate import Options
 
     if args.max_profiles < 1:
@@ -247,7 +247,7 @@ def _setup(args):
     except ConfigTreeError as err:
         raise UsageError(str(err)) from err
     try:
-        cache = ConfigCache(source, use_disk=not args.no_cache)
+        caches = ConfigCaches(ConfigCache(source, use_disk=not args.no_cache))
     except OSError as err:
         raise UsageError(f"cannot read the verl config tree: {err}") from err
     pinned = parse_profiles(args.profile)
@@ -278,7 +278,7 @@ def _setup(args):
         devices=devices,
         **_model_settings(args),
     )
-    return files, source, cache, opts
+    return files, source, caches, opts
 
 
 def _device(args) -> str | None:
@@ -361,14 +361,14 @@ def _validate(argv) -> int:
     if args.fix and "-" in args.paths:
         raise UsageError("--fix cannot rewrite standard input (-); --diff shows the changes")
     start = time.perf_counter()
-    files, source, cache, opts = _setup(args)
+    files, source, caches, opts = _setup(args)
     _say_entry_origin(source)
     from .result_cache import ResultCache
 
-    results_cache = ResultCache(source, cache.digest, opts, use_disk=not args.no_cache)
+    results_cache = ResultCache(source, caches.main.digest, opts, use_disk=not args.no_cache)
 
     def check():
-        results, unreadable = run_files(files, cache, opts, args.jobs or 0, results_cache)
+        results, unreadable = run_files(files, caches, opts, args.jobs or 0, results_cache)
         for r in results:
             r.findings = _reseverity(r.findings, args.severity)
         return results, unreadable
@@ -572,8 +572,8 @@ def _matrix(args) -> int:
 
     for version in versions:
         args.verl = [version]
-        files, source, cache, opts = _setup(args)
-        results, unreadable = run_files(files, cache, opts, args.jobs or 0)
+        files, source, caches, opts = _setup(args)
+        results, unreadable = run_files(files, caches, opts, args.jobs or 0)
         for line in unreadable:
             print(f"validate-scripts: {line}", file=sys.stderr)
         if unreadable:
@@ -648,8 +648,8 @@ def _render(argv) -> int:
     args.max_bytes = 5 * 1024 * 1024
     args.schema = None
     args.excludes = []
-    files, source, cache, opts = _setup(args)
-    results, unreadable = run_files(files, cache, opts)
+    files, source, caches, opts = _setup(args)
+    results, unreadable = run_files(files, caches, opts)
     for line in unreadable:
         print(f"validate-scripts: {line}", file=sys.stderr)
     if unreadable:
@@ -657,7 +657,7 @@ def _render(argv) -> int:
     from .report.render import render, render_json
 
     if args.format == "json":
-        sys.stdout.write(render_json(results, cache, args.as_))
+        sys.stdout.write(render_json(results, caches, args.as_))
     else:
-        sys.stdout.write(render(results, cache, args.as_, opts))
+        sys.stdout.write(render(results, caches, args.as_, opts))
     return EXIT_OK

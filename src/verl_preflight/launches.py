@@ -241,10 +241,20 @@ class LaunchSpec:
     unknown: list[Override] = field(default_factory=list)  # arguments with unknown text
     config_name_loc: Loc | None = None
     config_path_loc: Loc | None = None
+    config_path_field: Field | None = None  # --config-path as the script wrote it (unknown pieces kept)
+    config_dirs: list = field(default_factory=list)  # --config-dir values: (text or None, Field, Loc)
     trains: bool = True  # False after a Hydra flag such as --cfg or --help: nothing to check
     argv: list = field(default_factory=list)  # every word bash passes, launcher first (list[Field])
     entry: int = 0  # index of the module word in argv
     env: dict = field(default_factory=dict)  # the exported variables at the launch: name -> Field
+
+
+def _after_equals(f: Field) -> Field:
+    """`--flag=VALUE` as a Field of VALUE alone (unknown pieces kept)."""
+    pieces = list(f.pieces)
+    head = pieces[0] if pieces and isinstance(pieces[0], str) else ""
+    pieces[0:1] = [head.partition("=")[2]] if "=" in head else []
+    return Field(join_pieces(tuple(pieces)), f.loc)
 
 
 def read_launch(launch) -> LaunchSpec:
@@ -263,6 +273,9 @@ def read_launch(launch) -> LaunchSpec:
         f = args[i]
         loc = f.loc or launch.loc
         text = f.value
+        head = f.pieces[0] if f.pieces and isinstance(f.pieces[0], str) else ""
+        if text is None and head.partition("=")[0] in _HYDRA_FLAGS_WITH_ARG and "=" in head:
+            text = head  # `--config-path=$(pwd)/x`: the flag, with a value known only at run time
         if text is None:
             spec.unknown.append(Override(f.display, loc, f))
             spec.overrides.append(Override(f.display, loc, f))
@@ -277,6 +290,9 @@ def read_launch(launch) -> LaunchSpec:
         ):
             name, eq, val = text.partition("=")
             if name in _HYDRA_FLAGS_WITH_ARG:
+                val_field = _after_equals(f) if eq else None
+                if val_field is not None:
+                    val = val_field.value
                 if not eq:
                     if i + 1 >= len(args):
                         spec.problems.append(HydraArgument.emit(loc, f"{name} needs a value"))
@@ -285,9 +301,11 @@ def read_launch(launch) -> LaunchSpec:
                     val = val_field.value if val_field.value is not None else None
                     i += 1
                 if name in ("--config-path", "-cp"):
-                    spec.config_path, spec.config_path_loc = val, loc
+                    spec.config_path, spec.config_path_loc, spec.config_path_field = val, loc, val_field
                 elif name in ("--config-name", "-cn"):
                     spec.config_name, spec.config_name_loc = val, loc
+                elif name in ("--config-dir", "-cd"):
+                    spec.config_dirs.append((val, val_field, loc))
                 i += 1
                 continue
             if name in _HYDRA_FLAGS:

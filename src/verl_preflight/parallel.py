@@ -18,13 +18,15 @@ _STATE: dict = {}
 
 
 def _init(source, use_disk, digest, opts, run_one, shared_dir) -> None:
-    from .hydra_stage.tree import ConfigCache
+    from .hydra_stage.tree import ConfigCache, ConfigCaches
 
-    _STATE["cache"] = ConfigCache(source, use_disk=use_disk, digest=digest)  # the tree is hashed once a run
-    _STATE["cache"].shared_dir = shared_dir
+    main = ConfigCache(source, use_disk=use_disk, digest=digest)  # the tree is hashed once a run
+    main.shared_dir = shared_dir
+    _STATE["caches"] = ConfigCaches(main)
+    _STATE["caches"].shared_dir = shared_dir
     _STATE["opts"] = opts
     _STATE["run_one"] = run_one
-    _STATE["known"] = _sizes(_STATE["cache"])
+    _STATE["known"] = {}
 
 
 def _sizes(cache) -> tuple:
@@ -32,16 +34,26 @@ def _sizes(cache) -> tuple:
 
 
 def _work(path: str):
-    cache = _STATE["cache"]
-    outcome = _STATE["run_one"](path, cache, _STATE["opts"])
-    snaps, parsed, verdicts = _STATE["known"]
-    fresh = {
-        "snapshots": {k: v for k, v in cache.snapshots.items() if k not in snaps},
-        "parsed": {k: v for k, v in cache.parsed.items() if k not in parsed},
-        "verdicts": {k: v for k, v in cache.verdicts.items() if k not in verdicts},
-        "groups": cache.groups,
-    }
-    _STATE["known"] = _sizes(cache)
+    """The outcome of one script, and what each config tree's cache gained: {(source, tree): tables}."""
+    caches = _STATE["caches"]
+    outcome = _STATE["run_one"](path, caches, _STATE["opts"])
+    fresh = {}
+    for cache in caches.all():
+        if cache._stored is None:
+            continue  # not used by this worker yet
+        key = caches.key(cache.source, cache.tree)
+        snaps, parsed, verdicts = _STATE["known"].get(key, cache.loaded)
+        fresh[key] = (
+            cache.source,
+            cache.tree,
+            {
+                "snapshots": {k: v for k, v in cache.snapshots.items() if k not in snaps},
+                "parsed": {k: v for k, v in cache.parsed.items() if k not in parsed},
+                "verdicts": {k: v for k, v in cache.verdicts.items() if k not in verdicts},
+                "groups": cache.groups,
+            },
+        )
+        _STATE["known"][key] = _sizes(cache)
     return outcome, fresh
 
 
@@ -52,11 +64,11 @@ def _size(path: str) -> int:
         return 0
 
 
-def run(files, cache, opts, jobs: int, run_one) -> list:
+def run(files, caches, opts, jobs: int, run_one) -> list:
     """The outcome of each file, in the order of `files`. The largest scripts are handed
     out first and in small chunks, so no worker is left with a long one at the end."""
     order = sorted(range(len(files)), key=lambda i: -_size(files[i]))
-    shared = (cache.source, cache.use_disk, cache.digest)
+    shared = (caches.main.source, caches.main.use_disk, caches.main.digest)
     outcomes: list = [None] * len(files)
     with (
         tempfile.TemporaryDirectory(prefix="verl-preflight-") as shared_dir,
@@ -65,5 +77,6 @@ def run(files, cache, opts, jobs: int, run_one) -> list:
         done = pool.map(_work, [files[i] for i in order], chunksize=max(1, len(files) // (jobs * 8)))
         for i, (outcome, fresh) in zip(order, done, strict=True):
             outcomes[i] = outcome
-            cache.merge(**fresh)
+            for source, tree, tables in fresh.values():
+                caches.get(source, tree).merge(**tables)
     return outcomes

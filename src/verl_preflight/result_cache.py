@@ -56,6 +56,15 @@ def options_digest(opts) -> str:
     return "\n".join(parts)
 
 
+def _digest_now(dependency: str) -> str | None:
+    """A file's digest now, or a config tree's (hydra_stage.tree.ConfigCache.dependency)."""
+    from .hydra_stage.tree import TREE_DEPENDENCY, current_tree_hash
+
+    if dependency.startswith(TREE_DEPENDENCY):
+        return current_tree_hash(dependency)
+    return digest_of(dependency)
+
+
 class ResultCache:
     def __init__(self, source, digest: str, opts, use_disk: bool = True):
         self.enabled = use_disk and not getattr(opts, "current", False)
@@ -88,7 +97,7 @@ class ResultCache:
         if entry.get("path") != os.path.abspath(path):
             return None
         deps = entry.get("deps")
-        if not isinstance(deps, dict) or any(digest_of(p) != d for p, d in deps.items()):
+        if not isinstance(deps, dict) or any(_digest_now(p) != d for p, d in deps.items()):
             return None
         self.hits += 1
         return entry.get("result")

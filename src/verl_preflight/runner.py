@@ -17,7 +17,7 @@ from .values import Loc
 SERIAL_BELOW = 8  # fewer scripts than this: worker start-up costs more than it saves
 
 
-def run_files(files, cache, opts, jobs: int = 1, results_cache=None):
+def run_files(files, caches, opts, jobs: int = 1, results_cache=None):
     """(results, unreadable): one ScriptResult per readable file, in order; read errors as text.
 
     With a `results_cache` (result_cache.ResultCache), a script whose inputs did not change
@@ -37,33 +37,33 @@ def run_files(files, cache, opts, jobs: int = 1, results_cache=None):
     if jobs > 1 and len(paths) >= SERIAL_BELOW:
         from . import parallel  # worker processes only when there are enough scripts to share
 
-        fresh = parallel.run(paths, cache, opts, jobs, check)
+        fresh = parallel.run(paths, caches, opts, jobs, check)
     else:
-        fresh = [check(path, cache, opts) for path in paths]
+        fresh = [check(path, caches, opts) for path in paths]
     for i, outcome in zip(todo, fresh, strict=True):
         outcomes[i] = outcome
     results = [r for r, _ in outcomes if r is not None]
     unreadable = [e for _, e in outcomes if e is not None]
-    if cache is not None and todo:
-        cache.save()
+    if caches is not None and todo:
+        caches.save()
     merge_run_notes(results)
     return results, unreadable
 
 
-def run_and_keep(path, cache, opts, results_cache=None):
+def run_and_keep(path, caches, opts, results_cache=None):
     """run_one, and the result written to the result cache (in the worker that made it)."""
-    outcome = run_one(path, cache, opts)
+    outcome = run_one(path, caches, opts)
     if results_cache is not None and outcome[0] is not None:
         results_cache.put(path, outcome[0])
     return outcome
 
 
-def run_one(path, cache, opts):
+def run_one(path, caches, opts):
     """(result, None) or (None, read error); never raises."""
     from .validate import ReadError, validate_script
 
     try:
-        return validate_script(path, cache, opts), None
+        return validate_script(path, caches, opts), None
     except ReadError as err:
         return None, str(err)
     except RecursionError:

@@ -1,40 +1,227 @@
 """The config folders a launch's Hydra will search: the *config* part of its target.
 
-Hydra reads the root config from the entry point's own `@hydra.main(config_path=...)`
-folder (relative to the entry module's file), or from `--config-path` (absolute, or
-relative to that file as well), and adds `--config-dir` and the entries of
-`hydra.searchpath` (hydra-core 1.3 hydra/_internal/utils.py:321-322 and
-config_loader_impl.py:152-215).
+Hydra (hydra-core 1.3) reads the root config from the entry point's own
+`@hydra.main(config_path=...)` folder, relative to the entry module's file; a
+`--config-path` replaces it, absolute or relative to that same file
+(hydra/_internal/utils.py:321-322 `config_path = args.config_path`). It then adds
+`--config-dir` (relative to the working directory) and the entries of
+`hydra.searchpath`, from the root config or, replacing those, from the command
+line (config_loader_impl.py:152-215): `file://P` relative to the working
+directory, `pkg://a.b` the folder of an importable package.
+
+The working directory is where the launch starts. verl's scripts say to run from
+the project's root (`PROJECT_DIR="$(pwd)"`): the folder holding the verl package
+the launch runs, else the script's repository (a folder with .git). A path built on
+`$(pwd)` is resolved there, and the report says so. A folder that is not here (a
+package not installed, a checkout the corpus lacks) leaves the launch "not checked
+past this point", said as a note, never a missing-config error.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import os
 from dataclasses import dataclass
 
-OWN_CONFIG_PATHS = (None, "config", "./config", "config/")
+from .hydra_stage.tree import Tree, entry_config_name, module_dir
+
+_PWD = ("$(pwd)", "$PWD", "${PWD}", "`pwd`")
 
 
 @dataclass(frozen=True)
 class ConfigSearch:
     """Where Hydra reads the launch's root config and groups from, and whether that is here."""
 
-    primary: str | None  # the folder of the root config; None: not known here
-    how: str  # how it was decided, said to the user
-    checkable: bool  # the tool composes this launch (the folders are here and it can read them)
+    tree: Tree | None  # the folders, primary first; None: not known here
+    how: str  # how the primary folder was decided, said to the user
+    missing: str | None = None  # why the launch is not checked past its root config (None: it is)
+    assumed: str | None = None  # what was assumed to find it (the working directory)
+    own: bool = True  # verl's own config folder, as the entry point declares it
 
-    @staticmethod
-    def of(spec, source) -> ConfigSearch:
-        if source is None:
-            return ConfigSearch(None, "no verl config tree", False)
-        if spec.config_path in OWN_CONFIG_PATHS:
-            return ConfigSearch(source.path, "verl's own config folder", True)
-        return ConfigSearch(None, f"--config-path={spec.config_path}", False)
+    @property
+    def checkable(self) -> bool:
+        return self.tree is not None and self.missing is None
 
     def describe(self) -> str:
-        """Empty when it is verl's own folder (the usual case needs no word)."""
-        if self.checkable and self.how == "verl's own config folder":
+        """Empty for verl's own folder (the usual case needs no word) and for a module with no config."""
+        if self.own and self.checkable or self.tree is None and self.missing is None:
             return ""
-        return f"config: {self.primary or 'not here'} ({self.how})"
+        if self.tree is None:
+            return f"config not checked: {self.missing}"
+        text = f"config {_shown(self.tree.primary)} ({self.how})"
+        if self.tree is not None and self.tree.extra:
+            text += " + " + ", ".join(_shown(d) for d in self.tree.extra)
+        if self.assumed:
+            text += f", {self.assumed}"
+        if self.missing:
+            text += f"; not checked: {self.missing}"
+        return text
 
     def as_json(self) -> dict:
-        return {"primary": self.primary, "how": self.how, "checkable": self.checkable}
+        return {
+            "folders": list(self.tree.dirs) if self.tree is not None else [],
+            "how": self.how,
+            "checked": self.checkable,
+            "missing": self.missing,
+            "assumed": self.assumed,
+        }
+
+
+def _shown(path: str) -> str:
+    rel = os.path.relpath(path)
+    return rel if not rel.startswith("..") else path
+
+
+def project_root(script_path: str, source) -> str | None:
+    """The folder the launch is taken to start in: the one holding the verl package it runs,
+    when the script is inside it; else the script's repository root; else None."""
+    if script_path == "-":
+        return None
+    here = os.path.abspath(script_path)
+    if source is not None and source.package_root:
+        holder = os.path.dirname(os.path.abspath(source.package_root))
+        if here.startswith(holder + os.sep):
+            return holder
+    cur = os.path.dirname(here)
+    for _ in range(32):
+        if os.path.isdir(os.path.join(cur, ".git")):
+            return cur
+        parent = os.path.dirname(cur)
+        if parent == cur:
+            return None
+        cur = parent
+    return None
+
+
+def search_of(spec, source, root: str | None, config_name: str | None) -> ConfigSearch:
+    """The config folders of one launch (module docstring)."""
+    if source is None:
+        return ConfigSearch(None, "no verl config tree", "no verl config tree")
+    if config_name is None:  # no Hydra entry point: the module reads its own arguments
+        return ConfigSearch(None, "no Hydra config")
+    entry_dir = module_dir(source, spec.module)
+    declared = entry_config_name(source, spec.module)[0]
+    assumed = None
+    if spec.config_path_loc is None:
+        if declared in (None, "config", "./config", "config/") and entry_dir is None:
+            primary, how, own = source.path, "verl's own config folder", True  # no sources: the table's entry
+        else:
+            primary, how, assumed = _resolve(declared, entry_dir, root, "@hydra.main(config_path)")
+            own = primary is not None and os.path.normpath(primary) == os.path.normpath(source.path)
+            how = "verl's own config folder" if own else f"the entry point's config_path={declared}"
+    else:
+        field = spec.config_path_field
+        primary, how, assumed = _resolve_field(field, entry_dir, root)
+        own = primary is not None and os.path.normpath(primary) == os.path.normpath(source.path)
+    if primary is None:
+        return ConfigSearch(None, how, how, assumed, own=False)
+    if not os.path.isdir(primary):
+        return ConfigSearch(Tree(primary), how, f"{_shown(primary)} is not here", assumed, own)
+    extra, missing = _search_path(spec, source, root, primary, config_name)
+    return ConfigSearch(Tree(primary, tuple(extra)), how, missing, assumed, own and not extra)
+
+
+def _resolve(path: str | None, entry_dir: str | None, root: str | None, what: str):
+    """(absolute folder or None, how, assumption) for a config path as Hydra resolves it."""
+    if path is None:
+        return None, f"{what} is not set", None
+    if path.startswith("pkg://"):
+        found = _package_dir(path[len("pkg://") :])
+        return found, (f"{path}" if found else f"{path}: that package is not installed here"), None
+    if os.path.isabs(path):
+        return os.path.normpath(path), path, None
+    if entry_dir is None:
+        return None, f"{path}, relative to the entry module, whose source is not here", None
+    return os.path.normpath(os.path.join(entry_dir, path)), f"--config-path={path}", None
+
+
+def _resolve_field(field, entry_dir: str | None, root: str | None):
+    """--config-path as the script wrote it: known text, or `$(pwd)` / `$PWD` then known text."""
+    if field is None:
+        return None, "--config-path without a value", None
+    if field.known:
+        primary, how, _ = _resolve(field.value, entry_dir, root, "--config-path")
+        return primary, how if how.startswith("--config-path") else f"--config-path={field.value}", None
+    pieces = field.pieces
+    first = pieces[0]
+    rest = pieces[1:]
+    if not isinstance(first, str) and first.source in _PWD and all(isinstance(p, str) for p in rest):
+        tail = "".join(rest)
+        shown = f"--config-path={first.source}{tail}"
+        if root is None:
+            return None, f"{shown}: the folder the launch starts in is not known", None
+        return os.path.normpath(root + tail), shown, f"run from {_shown(root)}"
+    return None, f"--config-path={field.display} is known only at run time", None
+
+
+def _package_dir(dotted: str) -> str | None:
+    """The folder of an importable package's sub-path (`a.b.c`), found without importing it."""
+    top, _, rest = dotted.partition(".")
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = os.path.join(list(spec.submodule_search_locations)[0], *[p for p in rest.split(".") if p])
+    return path if os.path.isdir(path) else None
+
+
+def _search_path(spec, source, root: str | None, primary: str, config_name: str | None):
+    """(the folders after the primary one, why one is missing or None): --config-dir, then
+    hydra.searchpath from the command line, else from the root config."""
+    extra: list[str] = []
+    for value, field, _loc in spec.config_dirs:
+        if value is None:
+            return extra, f"--config-dir={field.display if field else '?'} is known only at run time"
+        folder = value if os.path.isabs(value) else (os.path.join(root, value) if root else None)
+        if folder is None:
+            return extra, f"--config-dir={value}: the folder the launch starts in is not known"
+        extra.append(os.path.normpath(folder))
+    entries = _searchpath_override(spec)
+    if entries is None and config_name:
+        entries = _searchpath_in(primary, config_name)
+    for entry in entries or ():
+        if entry.startswith("pkg://"):
+            dotted = entry[len("pkg://") :]
+            top = dotted.split(".")[0]
+            if source.package_root and top == os.path.basename(source.package_root):
+                folder = os.path.join(source.package_root, *dotted.split(".")[1:])
+            else:
+                folder = _package_dir(dotted)
+            if folder is None:
+                return extra, f"hydra.searchpath {entry}: the package {top} is not installed here"
+        else:
+            path = entry[len("file://") :] if entry.startswith("file://") else entry
+            if not os.path.isabs(path) and root is None:
+                return extra, f"hydra.searchpath {entry}: the folder the launch starts in is not known"
+            folder = path if os.path.isabs(path) else os.path.join(root, path)
+        if not os.path.isdir(folder):
+            return extra, f"hydra.searchpath {entry}: {_shown(folder)} is not here"
+        extra.append(os.path.normpath(folder))
+    return extra, None
+
+
+def _searchpath_override(spec) -> list[str] | None:
+    """`hydra.searchpath=[a,b]` on the command line (it replaces the root config's), else None."""
+    for o in reversed(spec.overrides):
+        text = o.display
+        if text.startswith("hydra.searchpath=") and o.known:
+            value = text.split("=", 1)[1].strip()
+            if value.startswith("[") and value.endswith("]"):
+                return [v.strip().strip("'\"") for v in value[1:-1].split(",") if v.strip()]
+    return None
+
+
+def _searchpath_in(primary: str, config_name: str) -> list[str]:
+    """The `hydra: searchpath:` list of the root config file (read as YAML, nothing composed)."""
+    import yaml
+
+    name = config_name if config_name.endswith(".yaml") else config_name + ".yaml"
+    try:
+        with open(os.path.join(primary, name), encoding="utf-8") as fh:
+            data = yaml.safe_load(fh)
+    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+        return []
+    entries = ((data or {}).get("hydra") or {}).get("searchpath") if isinstance(data, dict) else None
+    return [e for e in entries if isinstance(e, str)] if isinstance(entries, list) else []

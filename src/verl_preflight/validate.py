@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from . import fix, suppressions
 from .findings import Finding, merge_findings
 from .hydra_stage.check import check_launch, config_name_of
-from .hydra_stage.tree import ConfigCache
+from .hydra_stage.tree import ConfigCaches
 from .launches import LaunchSpec, launch_of, other_program, read_launch
 from .machine import current_env, installed_stack
 from .rules import get as rule_class
@@ -26,7 +26,7 @@ from .shell.evaluate import Allowance, Budget, evaluate
 from .shell.parse import parse_script, syntax_notes
 from .source import DEFAULT_MAX_BYTES, ReadError, Recorder, TooLarge, read_script
 from .target import Forced, ScriptSignals, decide
-from .target_config import ConfigSearch
+from .target_config import project_root, search_of
 from .values import Loc, Profile
 
 __all__ = ["Options", "ReadError", "ScriptResult", "validate_script"]
@@ -100,7 +100,9 @@ def _say_profile(finding: Finding, info, profile) -> Finding:
     return finding.in_profile(profile)
 
 
-def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> ScriptResult:
+def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> ScriptResult:
+    """Check one script: the pipeline of the module docstring. `caches`: the run's config trees
+    (None: the bash stages only)."""
     result = ScriptResult(path)
     try:
         data = read_script(path, opts.max_bytes) if path != "-" or opts.stdin is None else opts.stdin
@@ -153,6 +155,8 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
     texts.update({p: s.source.decode("utf-8", "replace") for p, s in parsed.items()})
     signals = ScriptSignals.read(path, texts, read_file.text)
     forced = _forced(opts)
+    source = caches.main.source if caches is not None else None
+    root = project_root(path, source)
     for outcomes in prof.collapse(evaluated):  # profiles that launch the same thing are one
         for outcome in outcomes:
             profile = outcome.profile
@@ -162,7 +166,7 @@ def validate_script(path: str, cache: ConfigCache | None, opts: Options) -> Scri
             findings.extend(_say_profile(note_finding(n), info, profile) for n in outcome.notes)
             for launch in outcome.launches:
                 all_launches.append(launch)
-                launch_result, this = _check_launch(launch, profile, cache, opts, signals, forced)
+                launch_result, this = _check_launch(launch, profile, caches, opts, (signals, forced, root), read_file)
                 launches.append(launch_result)
                 checked.append(this)
                 findings.extend(this.findings)
@@ -210,20 +214,26 @@ def _forced(opts: Options) -> Forced:
     )
 
 
-def _check_launch(launch, profile, cache, opts: Options, signals, forced) -> tuple[LaunchResult, fix.LaunchFindings]:
-    """One launch in one profile: the Hydra stage, its target, then the policy rules over its view."""
+def _check_launch(launch, profile, caches, opts: Options, script_facts, read_file):
+    """One launch in one profile: its config folders, the Hydra stage, its target, then the
+    policy rules over its view. (LaunchResult, fix.LaunchFindings)."""
+    signals, forced, root = script_facts
     spec = read_launch(launch)
-    config_name = config_name_of(spec, cache)
+    source = caches.main.source if caches is not None else None
+    config_name = config_name_of(spec, source)
+    search = search_of(spec, source, root, config_name)
     overrides = [o.display for o in spec.overrides]
     this = fix.LaunchFindings(profile, spec)
-    if config_name is not None or cache is None:  # a module that is no Hydra app parses its own args
+    if config_name is not None or caches is None:  # a module that is no Hydra app parses its own args
         this.findings.extend(p.in_profile(profile) for p in spec.problems)
     view = None
-    if cache is not None and spec.trains:
-        this.findings.extend(f.in_profile(profile) for f in check_launch(spec, config_name, cache))
-        view = build_view(spec, config_name, profile, cache)
-    source = cache.source if cache is not None else None
-    target = decide(spec, profile, signals, forced, source, ConfigSearch.of(spec, source), view)
+    if caches is not None and spec.trains:
+        cache = caches.get(source, search.tree) if search.checkable else caches.main
+        if cache is not caches.main:  # what the result depends on besides the run's own tree
+            read_file.digests[cache.dependency()] = cache.digest
+        this.findings.extend(f.in_profile(profile) for f in check_launch(spec, config_name, cache, search))
+        view = build_view(spec, config_name, profile, cache, search.checkable)
+    target = decide(spec, profile, signals, forced, source, search, view)
     if view is not None and opts.schema is not None:
         view.target = target
         found = run_launch_rules(opts.schema, view, opts)

@@ -390,30 +390,32 @@ def _rule_of(message: str) -> str:
 # ---- one launch ------------------------------------------------------------
 
 
-def config_name_of(spec, cache) -> str | None:
+def config_name_of(spec, source) -> str | None:
     """The root config a launch composes: --config-name, else the entry point's own."""
     from .tree import entry_config_name
 
     if spec.config_name:
         name = spec.config_name
         return name[: -len(".yaml")] if name.endswith(".yaml") else name
-    if cache is None:
+    if source is None:
         return None
-    return entry_config_name(cache.source, spec.module)[1]
+    return entry_config_name(source, spec.module)[1]
 
 
-def _close_config_names(config_dir: str, name: str) -> list[str]:
-    """Root configs of the tree (its top-level *.yaml) nearest to a misspelt --config-name."""
+def _close_config_names(tree, name: str) -> list[str]:
+    """Root configs of the folders (their top-level *.yaml) nearest to a misspelt --config-name."""
     import os
 
-    try:
-        roots = [f[:-5] for f in os.listdir(config_dir) if f.endswith(".yaml")]
-    except OSError:
-        return []
+    roots = set()
+    for d in tree.dirs:
+        try:
+            roots |= {f[:-5] for f in os.listdir(d) if f.endswith(".yaml")}
+        except OSError:
+            continue
     return difflib.get_close_matches(name, sorted(roots), n=2, cutoff=0.6)
 
 
-def check_launch(spec, config_name: str | None, cache) -> list:
+def check_launch(spec, config_name: str | None, cache, search) -> list:
     """The Hydra stage for one launch: entry point, root config, then every override.
 
     An override whose value is partly unknown is checked for grammar and for its
@@ -426,7 +428,7 @@ def check_launch(spec, config_name: str | None, cache) -> list:
     from ..rules import get as rule_class
     from ..rules.hydra.unknown_argument import UnknownArgument
 
-    stop = _entry_and_root(spec, config_name, cache)
+    stop = _entry_and_root(spec, config_name, cache, search)
     if stop is not None:
         return stop
     texts, where, findings = [], [], []
@@ -451,10 +453,11 @@ def check_launch(spec, config_name: str | None, cache) -> list:
     return findings
 
 
-def _entry_and_root(spec, config_name: str | None, cache) -> list | None:
+def _entry_and_root(spec, config_name: str | None, cache, search) -> list | None:
     """The finding that stops a launch's checks before its overrides: a module python3 -m
     cannot find, a module that is no Hydra entry point, a root config known only at run
-    time, another config tree, a --config-name verl lacks; None when the overrides are next."""
+    time, config folders that are not here (target_config.ConfigSearch), a --config-name the
+    folders lack; None when the overrides are next."""
     import os
     import re
 
@@ -463,8 +466,7 @@ def _entry_and_root(spec, config_name: str | None, cache) -> list | None:
     from ..rules.hydra.unknown_argument import UnknownArgument
     from ..rules.hydra.unknown_entry import UnknownEntry
     from ..rules.hydra.unknown_module import UnknownModule
-    from ..rules.view import OWN_CONFIG_PATHS, unknown_root
-    from .tree import _module_files, module_exists
+    from .tree import OWN_OPTIONS, _module_files, module_exists
 
     exists, close = module_exists(cache.source, spec.module)
     if exists is False:
@@ -472,23 +474,26 @@ def _entry_and_root(spec, config_name: str | None, cache) -> list | None:
         hint = f" (did you mean {' or '.join(close)}?)" if close else ""
         message = f"No module named {spec.module}: python3 -m stops before verl starts{hint}"
         return [UnknownModule.emit(where, message)]
+    if config_name is None and spec.module in OWN_OPTIONS:
+        return []  # an argparse program of verl's (model_merger): its arguments are its own, nothing to say
     if config_name is None:
         root = cache.source.package_root
         here = root is not None and any(os.path.isfile(p) for p in _module_files(root, spec.module))
-        what = "is not a Hydra entry point of this verl" if here else "has no source next to this config tree"
-        return [UnknownEntry.emit(spec.loc, f"{spec.module} {what}; its arguments are not checked")]
-    root = unknown_root(spec)
-    if root is not None:
-        flag, loc, shown = root
-        message = f"{flag}={shown} is known only at run time; the root config and the overrides are not checked"
-        return [(ConfigPath if flag in ("--config-path", "-cp") else UnknownArgument).emit(loc, message)]
-    if spec.config_path not in OWN_CONFIG_PATHS:
-        message = f"--config-path={spec.config_path} is not verl's own config tree; overrides are not checked"
+        if here:
+            return [UnknownEntry.emit(spec.loc, f"{spec.module} is not a Hydra entry point of this verl")]
+        message = f"{spec.module} has no source next to this config tree; its arguments are not checked"
+        return [UnknownEntry.emit(spec.loc, message, at_most="info")]
+    if spec.config_name is None and spec.config_name_loc is not None:
+        message = "--config-name is known only at run time; the root config and the overrides are not checked"
+        return [UnknownArgument.emit(spec.config_name_loc, message)]
+    if not search.checkable:
+        message = f"not checked past the root config: {search.missing}"
         return [ConfigPath.emit(spec.config_path_loc or spec.loc, message)]
     bare = config_name[: -len(".yaml")] if config_name.endswith(".yaml") else config_name  # Hydra accepts both
-    if not re.fullmatch(r"[\w./-]+", bare) or not os.path.isfile(os.path.join(cache.source.path, bare + ".yaml")):
-        message = f"--config-name={config_name}: verl has no {bare}.yaml in {cache.source.path}"
-        close = _close_config_names(cache.source.path, bare)
+    if not re.fullmatch(r"[\w./-]+", bare) or cache.tree.find(bare + ".yaml") is None:
+        where = " or ".join(cache.tree.dirs)
+        message = f"--config-name={config_name}: there is no {bare}.yaml in {where}"
+        close = _close_config_names(cache.tree, bare)
         if close:
             message += f" (did you mean {' or '.join(repr(c) for c in close)}?)"
         return [ConfigName.emit(spec.config_name_loc or spec.loc, message)]
@@ -518,7 +523,6 @@ class _OpenGroup:
 def _open_groups(cache, texts: list[str], where: list) -> tuple[list[_OpenGroup], object]:
     """The selections whose option is partly unknown, each with the options it could be;
     or the finding that stops the checks (a group of Hydra's own, or no option can match)."""
-    import os
 
     from ..rules.hydra.config_group import ConfigGroup
     from ..rules.hydra.unknown_argument import UnknownArgument
@@ -535,11 +539,11 @@ def _open_groups(cache, texts: list[str], where: list) -> tuple[list[_OpenGroup]
         )
         lines = [f"{key_text}={opt}" for opt in _options_of(cache, rec["key"])]
         lines = [line for line in lines if pattern.fullmatch(line)]
-        if not os.path.isdir(os.path.join(cache.source.path, *rec["key"].split("/"))):
+        if cache.tree.find(*rec["key"].split("/")) is None:
             message = f"'{o.display}' selects an option of '{rec['key']}' known only at run time; not checked"
             return out, UnknownArgument.emit(o.loc, message)  # a group of Hydra's own (hydra/launcher)
         if not lines:
-            message = f"no option of config group '{rec['key']}' in {cache.source.path} can be '{o.display}'"
+            message = f"no option of config group '{rec['key']}' in {' or '.join(cache.tree.dirs)} can be '{o.display}'"
             return out, ConfigGroup.emit(o.loc, message, rec["key"])
         out.append(_OpenGroup(n, lines, pattern, pieces))
     return out, None
@@ -549,15 +553,18 @@ def _options_of(cache, group: str) -> list[str]:
     """The options of a config group: the .yaml files under its folder (sub-folders as a/b)."""
     import os
 
-    top = os.path.join(cache.source.path, *group.split("/"))
     out = []
-    for dirpath, dirnames, filenames in os.walk(top):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-        rel = os.path.relpath(dirpath, top)
-        for name in sorted(filenames):
-            if name.endswith(".yaml"):
-                stem = name[: -len(".yaml")]
-                out.append(stem if rel == "." else f"{rel.replace(os.sep, '/')}/{stem}")
+    for base in cache.tree.dirs:
+        top = os.path.join(base, *group.split("/"))
+        for dirpath, dirnames, filenames in os.walk(top):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+            rel = os.path.relpath(dirpath, top)
+            for name in sorted(filenames):
+                if name.endswith(".yaml"):
+                    stem = name[: -len(".yaml")]
+                    option = stem if rel == "." else f"{rel.replace(os.sep, '/')}/{stem}"
+                    if option not in out:
+                        out.append(option)
     return out
 
 

@@ -96,20 +96,59 @@ def _version_file(root: str) -> str | None:
         return None
 
 
-def tree_hash(path: str) -> str:
+TREE_DEPENDENCY = "tree:"  # a result's dependency on a config tree: "tree:" + its folders (os.pathsep)
+
+
+@functools.lru_cache(maxsize=64)
+def current_tree_hash(dependency: str) -> str | None:
+    """The digest of a tree a result depends on, as it is now (once a run: trees do not change in one)."""
+    paths = dependency[len(TREE_DEPENDENCY) :].split(os.pathsep)
+    if not all(os.path.isdir(p) for p in paths):
+        return None
+    try:
+        return tree_hash(*paths)
+    except OSError:
+        return None
+
+
+def tree_hash(*paths: str) -> str:
+    """The SHA-256 of the YAML files under the folders Hydra searches (their names and bytes)."""
     h = hashlib.sha256()
-    for dirpath, dirnames, filenames in os.walk(path):
-        dirnames.sort()
-        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
-        for name in sorted(filenames):
-            if not name.endswith((".yaml", ".yml")):
-                continue
-            full = os.path.join(dirpath, name)
-            h.update(os.path.relpath(full, path).encode() + b"\0")
-            with open(full, "rb") as fh:
-                h.update(fh.read())
-            h.update(b"\0")
+    for path in paths:
+        h.update(path.encode() + b"\0\0" if len(paths) > 1 else b"")
+        for dirpath, dirnames, filenames in os.walk(path):
+            dirnames.sort()
+            dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+            for name in sorted(filenames):
+                if not name.endswith((".yaml", ".yml")):
+                    continue
+                full = os.path.join(dirpath, name)
+                h.update(os.path.relpath(full, path).encode() + b"\0")
+                with open(full, "rb") as fh:
+                    h.update(fh.read())
+                h.update(b"\0")
     return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class Tree:
+    """The folders Hydra searches for one launch: the root config's folder, then the others
+    (`hydra.searchpath`, `--config-dir`), absolute paths, in Hydra's order."""
+
+    primary: str
+    extra: tuple = ()
+
+    @property
+    def dirs(self) -> tuple:
+        return (self.primary, *self.extra)
+
+    def find(self, *parts: str) -> str | None:
+        """The first folder's path to `parts` (a config file or a group folder) that exists."""
+        for d in self.dirs:
+            p = os.path.join(d, *parts)
+            if os.path.exists(p):
+                return p
+        return None
 
 
 # verl's Hydra entry points, module -> (config_path, config_name), as their @hydra.main
@@ -189,6 +228,20 @@ def entry_config_name(source: ConfigSource, module: str) -> tuple[str | None, st
         cpath = re.search(r"config_path\s*=\s*['\"]([^'\"]+)['\"]", args)
         return (cpath.group(1) if cpath else None), (name.group(1) if name else None)
     return None, None
+
+
+def module_dir(source: ConfigSource, module: str) -> str | None:
+    """The folder of a verl entry module's source file (what Hydra resolves a relative config
+    path against); None when the sources are not at hand."""
+    if not _MODULE.fullmatch(module):
+        return None
+    root = _entry_root(source.path, source.package_root, source.verl_version)[0]
+    if root is None:
+        return None
+    for c in _module_files(root, module):
+        if os.path.isfile(c):
+            return os.path.dirname(c)
+    return None
 
 
 # verl's entry points that run verl/utils/config.py validate_config in the driver
@@ -280,15 +333,20 @@ def hydra_versions() -> str:
     return ",".join(out)
 
 
-def compose_raw(config_dir: str, config_name: str, group_overrides: list[str]):
-    """Real hydra.compose with the hydra node, struct mode on, as Hydra applies overrides."""
+def compose_raw(tree: Tree, config_name: str, group_overrides: list[str]):
+    """Real hydra.compose with the hydra node, struct mode on, as Hydra applies overrides. The
+    folders after the first are given as `hydra.searchpath`, absolute: what the launch's own
+    searchpath names, resolved for the folder it runs in."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
     from omegaconf import OmegaConf
 
+    overrides = list(group_overrides)
+    if tree.extra:
+        overrides.append("hydra.searchpath=[" + ",".join(f"'file://{d}'" for d in tree.extra) + "]")
     GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=config_dir, version_base=None), _yaml_read_once():
-        cfg = compose(config_name=config_name, overrides=list(group_overrides), return_hydra_config=True)
+    with initialize_config_dir(config_dir=tree.primary, version_base=None), _yaml_read_once():
+        cfg = compose(config_name=config_name, overrides=overrides, return_hydra_config=True)
     OmegaConf.set_struct(cfg, True)
     return cfg
 
@@ -476,7 +534,7 @@ def snapshot_of(cfg) -> dict:
     return OmegaConf.to_container(cfg, resolve=False, throw_on_missing=False)
 
 
-def group_names(config_dir: str) -> list[str]:
+def group_names(tree: Tree) -> list[str]:
     """Every name Hydra's repository calls a config group ("" and `hydra` included).
 
     Candidates are the folders of the tree, of Hydra's own conf and of Hydra's
@@ -492,7 +550,7 @@ def group_names(config_dir: str) -> list[str]:
     Plugins.instance()  # registers hydra/launcher, hydra/sweeper, ... as a launch would
 
     candidates = {""}
-    for top in (config_dir, os.path.join(os.path.dirname(hydra.__file__), "conf")):
+    for top in (*tree.dirs, os.path.join(os.path.dirname(hydra.__file__), "conf")):
         for dirpath, dirnames, _ in os.walk(top):
             dirnames[:] = [d for d in dirnames if d != "__pycache__"]
             rel = os.path.relpath(dirpath, top)
@@ -507,7 +565,10 @@ def group_names(config_dir: str) -> list[str]:
                 store_groups(child, path)
 
     store_groups(ConfigStore.instance().repo, "")
-    repo = ConfigRepository(config_search_path=create_config_search_path(config_dir))
+    search = create_config_search_path(tree.primary)
+    for d in tree.extra:
+        search.append("hydra.searchpath", f"file://{d}")
+    repo = ConfigRepository(config_search_path=search)
     return sorted(c for c in candidates if repo.group_exists(c))
 
 
@@ -518,13 +579,17 @@ class ConfigCache:
     is kept on disk is read on first use, so a run whose every script comes from
     the result cache reads none of it."""
 
-    def __init__(self, source: ConfigSource, use_disk: bool = True, digest: str | None = None):
-        self.source = source
+    def __init__(
+        self, source: ConfigSource, use_disk: bool = True, digest: str | None = None, tree: Tree | None = None
+    ):
+        self.source = source  # the verl whose config this is (its dataclasses and entry points)
+        self.tree = tree or Tree(source.path)  # the folders composed from
         self.use_disk = use_disk
-        self.digest = digest or tree_hash(source.path)  # -j workers get the parent's
+        self.digest = digest or tree_hash(*self.tree.dirs)  # -j workers get the parent's
         self.dirty = False
         self.raw: dict = {}  # composed OmegaConf objects, this run only
         self._stored: dict | None = None  # snapshots, parsed, verdicts, groups
+        self.loaded: tuple = (set(), set(), set())  # the keys read from disk (-j: a worker sends back the rest)
         self.shared_dir: str | None = None  # -j workers: where each publishes what it composed
 
     def _store(self, groups: list | None = None) -> dict:
@@ -534,8 +599,10 @@ class ConfigCache:
             self._stored = {"snapshots": {}, "parsed": {}, "verdicts": {}, "groups": None}
             if self.use_disk:
                 self._load()
+            stored = self._stored
+            self.loaded = (set(stored["snapshots"]), set(stored["parsed"]), set(stored["verdicts"]))
             if self._stored["groups"] is None:
-                self._stored["groups"] = list(groups) if groups is not None else group_names(self.source.path)
+                self._stored["groups"] = list(groups) if groups is not None else group_names(self.tree)
                 self.dirty = True
         return self._stored
 
@@ -548,6 +615,10 @@ class ConfigCache:
             self._stored["parsed"].update(parsed)
             self._stored["verdicts"].update(verdicts)
             self.dirty = True
+
+    def dependency(self) -> str:
+        """The key under which a script's result records this tree (result_cache: its digest)."""
+        return TREE_DEPENDENCY + os.pathsep.join(self.tree.dirs)
 
     @property
     def snapshots(self) -> dict:
@@ -658,8 +729,39 @@ class ConfigCache:
     def composed(self, config_name: str, group_overrides: tuple):
         key = (config_name, tuple(group_overrides))
         if key not in self.raw:
-            self.raw[key] = compose_raw(self.source.path, config_name, list(group_overrides))
+            self.raw[key] = compose_raw(self.tree, config_name, list(group_overrides))
         return self.raw[key]
+
+
+class ConfigCaches:
+    """The config trees of one run, each with its ConfigCache: the run's own (the verl checked
+    against) and, made on first use, those some launches search instead (a project's
+    `--config-path` folder with its `hydra.searchpath`, a verl vendored beside the script)."""
+
+    def __init__(self, main: ConfigCache):
+        self.main = main
+        self._all: dict[tuple, ConfigCache] = {self.key(main.source, main.tree): main}
+        self.shared_dir: str | None = None  # -j workers: where compositions are published
+
+    @staticmethod
+    def key(source: ConfigSource, tree: Tree) -> tuple:
+        return (source.path, tree.primary, tree.extra)
+
+    def get(self, source: ConfigSource, tree: Tree | None = None) -> ConfigCache:
+        tree = tree or Tree(source.path)
+        key = self.key(source, tree)
+        cache = self._all.get(key)
+        if cache is None:
+            cache = self._all[key] = ConfigCache(source, use_disk=self.main.use_disk, tree=tree)
+            cache.shared_dir = self.shared_dir
+        return cache
+
+    def all(self) -> list[ConfigCache]:
+        return list(self._all.values())
+
+    def save(self) -> None:
+        for cache in self._all.values():
+            cache.save()
 
 
 class SharedSnapshots:

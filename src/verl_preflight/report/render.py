@@ -19,7 +19,14 @@ def shell_word(field) -> str:
     return "".join(parts) or "''"
 
 
-def config_changes(cache, la) -> str:
+def _cache_of(caches, la):
+    """The config cache of the launch's own folders (its target), or None when they are not here."""
+    if caches is None or la.target is None or not la.target.config.checkable:
+        return None
+    return caches.get(la.target.verl, la.target.config.tree)
+
+
+def config_changes(caches, la) -> str:
     """The composed config's values that differ from verl's defaults for the same config-group
     selections, as YAML (real hydra.compose). A value the script leaves to run time is shown
     as the script wrote it."""
@@ -31,13 +38,16 @@ def config_changes(cache, la) -> str:
 
     if la.config_name is None:
         return f"# {la.module}: not a Hydra entry point of this verl"
+    cache = _cache_of(caches, la)
+    if cache is None:
+        return f"# not composed: {la.target.config.missing if la.target else 'no verl config tree'}"
     partly = [o for o in la.spec.overrides if not o.known and o.checkable is not None]
     texts = [o.text for o in la.spec.overrides if o.known]
     groups = set(cache.groups or ())
     selections = [t for t, rec in zip(texts, cache.parse(texts), strict=True) if is_group_selection(rec, groups)]
     try:
-        base = OmegaConf.to_container(compose_raw(cache.source.path, la.config_name, selections), resolve=False)
-        mine = OmegaConf.to_container(compose_raw(cache.source.path, la.config_name, texts), resolve=False)
+        base = OmegaConf.to_container(compose_raw(cache.tree, la.config_name, selections), resolve=False)
+        mine = OmegaConf.to_container(compose_raw(cache.tree, la.config_name, texts), resolve=False)
     except Exception as err:  # Hydra refuses the overrides: say so, as validate would
         return f"# does not compose: {str(err).splitlines()[0]}"
     base.pop("hydra", None)
@@ -96,7 +106,7 @@ def command_lines(la) -> list[str]:
     return lines
 
 
-def render_json(results, cache, as_: str = "command") -> str:
+def render_json(results, caches, as_: str = "command") -> str:
     """render's data as JSON: per script and profile, each launch's argv (unknown pieces as
     {"unknown": "<source>"}, like --format json), its overrides, and with --as config the YAML."""
     import json
@@ -122,20 +132,21 @@ def render_json(results, cache, as_: str = "command") -> str:
                     "target": la.target.as_json() if la.target is not None else None,
                 }
                 if as_ == "config":
-                    item["config"] = config_changes(cache, la)
+                    item["config"] = config_changes(caches, la)
                 launches.append(item)
             profiles.append({**prof.profile.as_json(), "status": prof.status, "launches": launches})
         doc.append({"path": r.path, "profiles": profiles})
     return json.dumps({"version": 1, "scripts": doc}, indent=2, ensure_ascii=False) + "\n"
 
 
-def layout_summary(la, profile, cache, opts) -> list[str]:
+def layout_summary(la, profile, caches, opts) -> list[str]:
     """Comment lines: the devices the launch asks for (under --profile current, next to the
     devices this machine shows), its parallel layouts and the memory estimate
     (verl_preflight.layout); none when the launch does not compose."""
     from ..layout import ModelConfigError, launch_layout, summary
     from ..rules.view import build_view
 
+    cache = _cache_of(caches, la)
     if cache is None or la.spec is None or not la.spec.trains:
         return []
     view = build_view(la.spec, la.config_name, profile, cache)
@@ -152,7 +163,7 @@ def layout_summary(la, profile, cache, opts) -> list[str]:
     return [f"#   {line}" for line in lines]
 
 
-def render(results, cache, as_: str = "command", opts=None) -> str:
+def render(results, caches, as_: str = "command", opts=None) -> str:
     out = []
     for r in results:
         for prof in r.profiles:
@@ -160,12 +171,12 @@ def render(results, cache, as_: str = "command", opts=None) -> str:
             for la in prof.launches:
                 if la.target is not None:
                     out.append(f"#   target: {la.target.describe()}")
-                out.extend(layout_summary(la, prof.profile, cache, opts))
+                out.extend(layout_summary(la, prof.profile, caches, opts))
                 if as_ == "overrides":
                     out.extend(shell_word(o.field) for o in la.spec.overrides)
                     continue
                 if as_ == "config":
-                    out.append(config_changes(cache, la))
+                    out.append(config_changes(caches, la))
                     continue
                 out.extend(command_lines(la))
             out.append("")

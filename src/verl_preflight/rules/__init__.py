@@ -47,12 +47,12 @@ class Rule:
         self.params = {**self.default_params, **(params or {})}
 
     @classmethod
-    def emit(cls, loc, message: str, key: str | None = None, fix=None) -> Finding:
-        """A finding of this rule at its default severity (stages use this); `fix` (a fix.Fix)
-        only from a rule that says it is fixable."""
+    def emit(cls, loc, message: str, key: str | None = None, fix=None, at_most: str | None = None) -> Finding:
+        """A finding of this rule at its default severity (stages use this), or `at_most` when that
+        is weaker; `fix` (a fix.Fix) only from a rule that says it is fixable."""
         if fix is not None and not cls.fixable:
             raise TypeError(f"rule {cls.id} is not fixable, yet a fix was given")
-        return Finding.at(loc, cls.id, cls.severity, message, key, fix)
+        return Finding.at(loc, cls.id, weaker(cls.severity, at_most), message, key, fix)
 
     def finding(self, loc, message: str, key: str | None = None, fix=None, at_most: str | None = None) -> Finding:
         """A finding of this configured rule (policy checks use this). `at_most="warning"`: what
@@ -61,13 +61,7 @@ class Rule:
         where the rule's severity is."""
         if fix is not None and not self.fixable:
             raise TypeError(f"rule {self.id} is not fixable, yet a fix was given")
-        return Finding.at(loc, self.id, self.weaker(at_most), message, key, fix)
-
-    def weaker(self, at_most: str | None) -> str:
-        """This rule's severity, lowered to `at_most` when that is weaker."""
-        if at_most is None or SEVERITY_RANK[at_most] >= SEVERITY_RANK[self.severity]:
-            return self.severity
-        return at_most
+        return Finding.at(loc, self.id, weaker(self.severity, at_most), message, key, fix)
 
     # policy rules override one of these
     def check_launch(self, view, ctx) -> list[Finding]:
@@ -75,6 +69,13 @@ class Rule:
 
     def check_script(self, script_ctx) -> list[Finding]:
         return []
+
+
+def weaker(severity: str, at_most: str | None) -> str:
+    """`severity`, lowered to `at_most` when that is weaker."""
+    if at_most is None or SEVERITY_RANK.get(at_most, 2) >= SEVERITY_RANK.get(severity, 2):
+        return severity
+    return at_most
 
 
 def _subclasses(cls):

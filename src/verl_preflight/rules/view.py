@@ -177,31 +177,12 @@ class ScriptContext:
         return out
 
 
-OWN_CONFIG_PATHS = (None, "config", "./config", "config/")
-
-_ROOT_FLAGS = ("--config-path", "-cp", "--config-name", "-cn", "--config-dir", "-cd")
-
-
-def unknown_root(spec):
-    """(flag, loc, value as written) when --config-path, --config-name or --config-dir is
-    known only at run time (the root config Hydra composes is then unknown), else None."""
-    if spec.config_path is None and spec.config_path_loc is not None:
-        return "--config-path", spec.config_path_loc, "(a value known only at run time)"
-    if spec.config_name is None and spec.config_name_loc is not None:
-        return "--config-name", spec.config_name_loc, "(a value known only at run time)"
-    for o in spec.overrides:
-        flag, eq, value = o.display.partition("=")
-        if not o.known and eq and flag in _ROOT_FLAGS:
-            return flag, o.loc, value
-    return None
-
-
-def build_view(spec, config_name: str | None, profile, cache):
-    """The launch's settings over verl's composed defaults, for the policy rules;
-    None when the launch does not compose (the Hydra stage reports why)."""
+def build_view(spec, config_name: str | None, profile, cache, checkable: bool = True):
+    """The launch's settings over verl's composed defaults, for the policy rules; None when the
+    launch does not compose or its root config is not here (the Hydra stage reports why)."""
     from ..hydra_stage.check import is_group_selection
 
-    if config_name is None or spec.config_path not in OWN_CONFIG_PATHS or unknown_root(spec) is not None:
+    if config_name is None or not checkable or (spec.config_name is None and spec.config_name_loc is not None):
         return None
     items = [(o, o.checkable) for o in spec.overrides if o.checkable is not None]
     records = cache.parse([t for _, t in items])
