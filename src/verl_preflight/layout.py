@@ -72,6 +72,8 @@ class Role:
     first: int | None = None  # num_layers_in_first_pipeline_stage
     last: int | None = None  # num_layers_in_last_pipeline_stage
     vpp: int | None = None  # virtual_pipeline_model_parallel_size
+    counted: int = 0  # the embedding and the loss counted as layers (account_for_*_in_pipeline_split)
+    given_layout: bool = False  # pipeline_model_parallel_layout names each stage's layers itself
 
 
 # --------------------------------------------------------------------------
@@ -217,7 +219,20 @@ def stage_layers(layers: int, pp: int, first: int | None, last: int | None) -> l
 
 
 def pipeline_problem(layers: int, role: Role) -> str | None:
-    """Why Megatron-Core refuses this split of `layers`, or None."""
+    """Why Megatron-Core refuses this split of `layers`, or None (megatron-core 0.16.1
+    transformer/transformer_block.py:140-152 get_num_layers_to_build: the embedding and the loss
+    count as layers with account_for_*_in_pipeline_split; a pipeline_model_parallel_layout
+    places the layers itself)."""
+    if role.given_layout:
+        return None
+    if role.counted and role.first is None and role.last is None:
+        counted = layers + role.counted
+        if counted % role.pp:
+            return (
+                f"{layers} layers and {role.counted} counted for the embedding and loss do not split evenly over "
+                f"PP={role.pp} ({counted} % {role.pp} = {counted % role.pp})"
+            )
+        layers = counted
     stages = stage_layers(layers, role.pp, role.first, role.last)
     if stages is None:
         if role.first is None and role.last is None:
@@ -433,7 +448,12 @@ def role_layout(view, role: str) -> Role | None:
     first, last = (otc.get(f"num_layers_in_{w}_pipeline_stage") for w in ("first", "last"))
     if any(v is not None and (isinstance(v, bool) or not isinstance(v, int)) for v in (first, last)):
         return None  # not known statically
-    return Role(tp, pp, cp, ep, etp or tp, first, last, vpp)
+    flags = [otc.get(f"account_for_{w}_in_pipeline_split") for w in ("embedding", "loss")]
+    if any(f is not None and not isinstance(f, bool) for f in flags):
+        return None  # not known statically
+    counted = sum(1 for f in flags if f is True)
+    given = otc.get("pipeline_model_parallel_layout") is not None
+    return Role(tp, pp, cp, ep, etp or tp, first, last, vpp, counted, given)
 
 
 def device_memory(device: str | None, given: float | None) -> tuple[float, str]:

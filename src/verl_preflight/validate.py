@@ -80,7 +80,7 @@ class ScriptResult:
 
 def note_finding(note) -> Finding:
     """A shell note as a finding of the bash rule of the same id."""
-    return rule_class(note.kind.value).emit(note.loc, note.message, note.key)
+    return rule_class(note.kind.value).from_note(note)
 
 
 def _say_profile(finding: Finding, info, profile) -> Finding:

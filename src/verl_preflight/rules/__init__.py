@@ -54,6 +54,11 @@ class Rule:
             raise TypeError(f"rule {cls.id} is not fixable, yet a fix was given")
         return Finding.at(loc, cls.id, weaker(cls.severity, at_most), message, key, fix)
 
+    @classmethod
+    def from_note(cls, note) -> Finding:
+        """The finding a stage's note (shell.notes.Note) of this rule's kind becomes."""
+        return cls.emit(note.loc, note.message, note.key)
+
     def finding(self, loc, message: str, key: str | None = None, fix=None, at_most: str | None = None) -> Finding:
         """A finding of this configured rule (policy checks use this). `at_most="warning"`: what
         the rule finds here does not fail the launch for sure (a key that is set and does nothing,

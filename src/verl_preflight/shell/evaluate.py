@@ -56,6 +56,40 @@ ALWAYS_SET = frozenset(
 )
 
 
+# What Slurm sets in every batch job's environment (sbatch(1), OUTPUT ENVIRONMENT VARIABLES):
+# a script with #SBATCH directives runs under sbatch, so `set -u` never stops on these.
+SLURM_BATCH = frozenset(
+    {
+        "SLURM_JOB_ID",
+        "SLURM_JOBID",
+        "SLURM_JOB_NAME",
+        "SLURM_JOB_NODELIST",
+        "SLURM_NODELIST",
+        "SLURM_JOB_NUM_NODES",
+        "SLURM_NNODES",
+        "SLURM_SUBMIT_DIR",
+        "SLURM_SUBMIT_HOST",
+        "SLURM_CLUSTER_NAME",
+        "SLURM_JOB_PARTITION",
+        "SLURM_CPUS_ON_NODE",
+        "SLURM_JOB_CPUS_PER_NODE",
+        "SLURM_NODEID",
+        "SLURM_PROCID",
+        "SLURM_LOCALID",
+        "SLURM_TASK_PID",
+        "SLURMD_NODENAME",
+    }
+)
+
+
+def set_by_environment(script: Script) -> frozenset:
+    """The variables bash is sure to have when this script runs: bash's own, and Slurm's for
+    a batch script (one with #SBATCH directives)."""
+    if any(line.startswith(b"#SBATCH") for line in script.source.splitlines()[:200]):
+        return ALWAYS_SET | SLURM_BATCH
+    return ALWAYS_SET
+
+
 @dataclass
 class Outcome:
     """One end state: the profile env, forks' assumptions, status, launches, notes."""
@@ -295,6 +329,7 @@ def evaluate(
         ctx.parsed = parsed
     ctx.main_path = script.path
     ctx.main_script = script
+    ctx.always_set = set_by_environment(script)
     ctx.switches = switches
     interp = Interpreter(script, ctx)
     states = interp.run(env)

@@ -12,7 +12,7 @@ from .errors import ShellExit
 from .nodes import DEFAULT_OPS
 from .notes import Note, NoteKind
 from .parse import expansion_operand_arithmetic, parse_script
-from .state import READ_AT_RUN_TIME, State, elements_of, scalar_of
+from .state import READ_AT_RUN_TIME, State, Var, elements_of, scalar_of
 from .words import Chunk, Field, Unknown, join_field, pattern_regex
 
 if TYPE_CHECKING:
@@ -362,7 +362,11 @@ class Parameters:
                     return self.x.value_chunks(new, quoted, loc)
                 return self.x.value_chunks(value, quoted, loc)
             if kind == "+":
-                return [] if use_default else self._operand(operand, st, quoted)
+                if use_default:
+                    return []
+                if index is None and name not in st.vars and not value.known:
+                    return self._operand_where_set(name, value, operand, st, quoted)
+                return self._operand(operand, st, quoted)
             if kind == "?":
                 if use_default:
                     msg = join_field(self._operand(operand, st, True), loc).display or "parameter null or not set"
@@ -379,6 +383,15 @@ class Parameters:
                 Chunk(Unknown(self.host.script.text(node), "an operator on an unknown operand"), quoted, False, loc)
             ]
         return [Chunk(result, quoted, False, value.loc or loc)]
+
+    def _operand_where_set(self, name: str, value, operand, st: State, quoted: bool) -> list:
+        """The operand of `${NAME:+...}` for a NAME from the environment: it is read only where NAME
+        is set, so inside it NAME is set (to its unknown value) and `set -u` does not stop on it."""
+        st.vars[name] = Var(value)
+        try:
+            return self._operand(operand, st, quoted)
+        finally:
+            del st.vars[name]
 
     def _apply_ops_list(self, node, name, index, values, ops, st, quoted, loc) -> list:
         op, operand = ops[0]

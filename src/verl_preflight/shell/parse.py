@@ -202,12 +202,16 @@ def arithmetic_text(text: str) -> str | None:
 
 
 def _bash_accepts(script: Script, node) -> bool:
-    """Error nodes over text bash parses: a `\\` before the end of the file, and
-    `$(((a + b) * c))` as the operand of `${X:-...}` (the evaluator reads both)."""
+    """Error nodes over text bash parses: a `\\` before the end of the file,
+    `$(((a + b) * c))` as the operand of `${X:-...}`, and a `[` that starts such an operand
+    before a quote (`${C:-['npu','cpu']}`: tree-sitter-bash stops at the `[`, bash reads it as
+    a literal character, and the evaluator reads the operand with it)."""
     if not script.source[node.start_byte :].strip(b" \t\r\n\\"):
         return script.source[node.start_byte : node.end_byte].strip() in (b"\\", b"")
     parent = node.parent
     if parent is not None and parent.type == "expansion":
+        if script.source[node.start_byte : node.end_byte].strip(b"[]") == b"":
+            return True
         return expansion_operand_arithmetic(script, parent) is not None
     return False
 

@@ -171,11 +171,17 @@ class CommandOutput:
         dirs = {posixpath.dirname(p) or "." for p in [name, *sources] if not p.startswith("/")}
         main = os.path.abspath(self.host.main_path or self.host.script.path)
         rel = posixpath.normpath(name)
-        if name.startswith("/") or not main.endswith("/" + rel):
+        if name.startswith("/"):
+            raise _NotStatic
+        if os.path.abspath(name) == main:  # the name as given here (`../x/run.sh`): from this folder
+            start = os.getcwd()
+        elif main.endswith("/" + rel):
+            start = main[: -len(rel) - 1] or "/"
+        else:
             raise _NotStatic
         if not any(target == d or target.startswith(d + "/") for d in dirs):
             raise _NotStatic
-        return posixpath.normpath(posixpath.join(main[: -len(rel) - 1] or "/", target))
+        return posixpath.normpath(posixpath.join(start, target))
 
 
 def printf_text(args: list[Field]) -> str | None:

@@ -7,11 +7,12 @@ from .. import Rule
 
 class Budget(Rule):
     id = "budget"
-    severity = "warning"
+    severity = "info"
     stage = "bash"
     summary = "an evaluation budget was used up (paths, steps, time, loop iterations)"
     why = (
-        "Pathological input stays bounded: a script gets 200,000 evaluation steps and 10 s,"
+        "A note about the tool, not the script. Pathological input stays bounded:"
+        " a script gets 200,000 evaluation steps and 10 s,"
         " shared by all its profiles, at most 64 paths and 10,000 loop iterations; what lies"
         " beyond is not checked. Simplify the script, or check fewer profiles (--profile)."
     )

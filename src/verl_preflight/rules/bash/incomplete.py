@@ -7,9 +7,13 @@ from .. import Rule
 
 class Incomplete(Rule):
     id = "incomplete"
-    severity = "warning"
+    severity = "info"
     stage = "bash"
     summary = "the evaluator cannot follow the script past this point"
-    why = "Nothing is ever executed: eval, sourcing unknown paths and the like are not followed."
+    why = (
+        "A note about the tool, not the script: nothing is ever executed, so eval of text known only at run "
+        "time, sourcing a path that is not known or not here (CANN's set_env.sh on a machine without Ascend, "
+        '`eval "$(conda shell.bash hook)"`) and the like are not followed; what they would set stays unknown.'
+    )
     bad = "source <(curl -s http://host/env.sh)"
     good = "source ./env.sh"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...hydra_stage.tree import OWN_OPTIONS
 from .. import Rule
 
-FORWARDS = {'"$@"', "$@", '"${@}"', "${@}"}
+FORWARDS = {'"$@"', "$@", '"${@}"', "${@}", '"${@:1}"', "${@:1}"}  # ${@:1} expands exactly as $@
 
 
 class LaunchPassesArgs(Rule):
