@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 from verl_preflight.cli import main
 
@@ -182,3 +183,74 @@ def test_eval_of_a_command_string_without_the_script_arguments_keeps_its_warning
     assert warnings(tmp_path, capsys, text, "launch-passes-args") == [3]
     text = 'COMMAND="python3 -m verl.trainer.main_ppo $@ trainer.total_epochs=1"\neval ${COMMAND}\n'
     assert warnings(tmp_path, capsys, text, "launch-passes-args") == [3]  # not last: a later word overrides
+
+
+# ---- issue 19: false findings of the corpus triage, each beside what stays found ----------
+
+
+def findings_of(tmp_path, capsys, text: str, name: str = "run.sh") -> list[tuple[int, str, str]]:
+    """(line, rule, severity) of every finding."""
+    path = tmp_path / name
+    path.write_text("#!/usr/bin/env bash\n" + text)
+    main(["--no-cache", "--format", "json", str(path)])
+    return sorted((f["line"], f["rule"], f["severity"]) for f in json.loads(capsys.readouterr().out)["findings"])
+
+
+LAUNCH = 'python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "${A[@]}" "$@"\n'
+
+
+def test_the_same_key_twice_with_the_same_value_is_no_duplicate(tmp_path, capsys):
+    # verl v0.7.0 tests/special_e2e/run_transferqueue.sh sets use_kl_loss twice, to two values (kept below)
+    same = "A=(\n    trainer.total_epochs=2\n    'trainer.total_epochs=2'\n)\n" + LAUNCH
+    assert findings_of(tmp_path, capsys, same) == []
+    other = "A=(\n    trainer.total_epochs=2\n    trainer.total_epochs=3\n)\n" + LAUNCH
+    assert findings_of(tmp_path, capsys, other) == [(4, "duplicate-key", "warning")]
+
+
+def test_at_one_forwards_the_arguments_as_at_does(tmp_path, capsys):
+    forwards = "A=()\n" + LAUNCH.replace('"$@"', '"${@:1}"')
+    assert findings_of(tmp_path, capsys, forwards) == []
+    skips_one = "A=()\n" + LAUNCH.replace('"$@"', '"${@:2}"')
+    assert findings_of(tmp_path, capsys, skips_one) == [(3, "launch-passes-args", "warning")]
+
+
+def test_a_plus_operand_never_trips_set_u_also_in_a_followed_script(tmp_path, capsys):
+    (tmp_path / "inner.sh").write_text(
+        "#!/usr/bin/env bash\nset -u\nA=(${EXTRA:+trainer.val_before_train=$EXTRA})\n" + LAUNCH
+    )
+    assert findings_of(tmp_path, capsys, 'set -u\nbash "$(dirname "$0")/inner.sh" "$@"\n') == []
+    assert findings_of(tmp_path, capsys, "set -u\nA=(trainer.val_before_train=$EXTRA)\n" + LAUNCH) == [
+        (3, "unset-variable", "warning")
+    ]
+
+
+def test_a_bracket_starting_a_default_is_no_bash_syntax(tmp_path, capsys):
+    # bash -n accepts C=${C:-['npu','cpu']}; tree-sitter-bash stops at the [
+    text = "C=${C:-['npu','cpu']}\nA=(+trainer.checkpoint_devices=\"$C\")\n" + LAUNCH
+    assert findings_of(tmp_path, capsys, text) == []
+    assert findings_of(tmp_path, capsys, "C=${C:-['npu','cpu'\n" + LAUNCH)[0][1] == "bash-syntax"
+
+
+def test_slurm_sets_its_job_variables_in_a_batch_script(tmp_path, capsys):
+    use = "set -u\nA=(trainer.nnodes=$SLURM_JOB_NUM_NODES)\n" + LAUNCH
+    assert findings_of(tmp_path, capsys, "#SBATCH --nodes=2\n" + use) == []
+    assert findings_of(tmp_path, capsys, use) == [(3, "unset-variable", "warning")]
+
+
+def test_a_positional_argument_the_script_needs_is_a_note(tmp_path, capsys):
+    found = findings_of(tmp_path, capsys, "set -u\nA=(trainer.experiment_name=$1)\n" + LAUNCH)
+    assert found == [(3, "unbound-variable", "info")]
+
+
+def test_the_script_folder_resolves_from_a_path_given_with_dotdot(tmp_path, capsys, monkeypatch):
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "here").mkdir()
+    (tmp_path / "scripts" / "common.sh").write_text("A=(trainer.total_epoch=2)\n")  # a typo, found when followed
+    (tmp_path / "scripts" / "run.sh").write_text(
+        '#!/usr/bin/env bash\nset -u\nD="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"\nsource "$D/common.sh"\n'
+        + LAUNCH
+    )
+    monkeypatch.chdir(tmp_path / "here")
+    main(["--no-cache", "--format", "json", "../scripts/run.sh"])
+    found = json.loads(capsys.readouterr().out)["findings"]
+    assert [(os.path.basename(f["path"]), f["rule"]) for f in found] == [("common.sh", "override-missing-key")]

@@ -87,6 +87,15 @@ def test_pipeline_split_with_virtual_stages():
     assert pipeline_problem(94, Role(2, 16, 1, 1, 2, 0, 5)) is not None  # a stage of 0 layers is refused
 
 
+def test_the_embedding_and_loss_count_as_layers_where_the_split_says_so():
+    """verl v0.7.0 examples/grpo_trainer/run_qwen3-235b_megatron_96gb.sh: 94 layers over PP=8 with
+    account_for_embedding/loss_in_pipeline_split is 96 over 8 (megatron-core transformer_block.py:140-152)."""
+    assert pipeline_problem(94, Role(4, 8, 1, 4, 1)) is not None
+    assert pipeline_problem(94, Role(4, 8, 1, 4, 1, counted=2)) is None
+    assert "1 counted for the embedding" in pipeline_problem(94, Role(4, 8, 1, 4, 1, counted=1))
+    assert pipeline_problem(94, Role(4, 8, 1, 4, 1, given_layout=True)) is None
+
+
 def test_model_config_option_gives_the_shape(tmp_path, capsys):
     path = script(
         tmp_path,

@@ -113,6 +113,7 @@ def search_of(spec, source, root: str | None, config_name: str | None) -> Config
         field = spec.config_path_field
         primary, how, assumed = _resolve_field(field, entry_dir, root)
         own = primary is not None and os.path.normpath(primary) == os.path.normpath(source.path)
+        how = "verl's own config folder" if own else how
     if primary is None:
         return ConfigSearch(None, how, how, assumed, own=False)
     if not os.path.isdir(primary):

@@ -140,7 +140,7 @@ def _megatron(shape, role, target) -> list[tuple[str, str, str | None]]:
     core = target.stack.version("megatron-core")
     if shape.gdn and role.cp > 1 and not target.on_npu and version_tuple(core) < (0, 18):
         text = (
-            f"Gated DeltaNet layers do not run with context parallel (CP={role.cp}) in megatron-core "
+            f"Gated DeltaNet layers do not run with context parallel (CP={role.cp}) in "
             f"{target.stack.names('megatron-core')} (0.18 lifts it; MindSpeed swaps in its own on Ascend)"
         )
         at_most = None
