@@ -254,3 +254,12 @@ def test_the_script_folder_resolves_from_a_path_given_with_dotdot(tmp_path, caps
     main(["--no-cache", "--format", "json", "../scripts/run.sh"])
     found = json.loads(capsys.readouterr().out)["findings"]
     assert [(os.path.basename(f["path"]), f["rule"]) for f in found] == [("common.sh", "override-missing-key")]
+
+
+def test_a_section_verl_never_builds_takes_a_new_key(tmp_path, capsys):
+    """verl 0.9.1 defines RewardConfig but builds it nowhere (no omega_conf_to_dataclass of
+    config.reward); the actor's section is built recursively, so its policy_loss is closed."""
+    reward = "A=(+reward.reward_kwargs.overlong_buffer_cfg.len=4096)\n" + LAUNCH
+    assert findings_of(tmp_path, capsys, reward) == []
+    policy = "A=(+actor_rollout_ref.actor.policy_loss.tau_pos=1.0)\n" + LAUNCH
+    assert findings_of(tmp_path, capsys, policy) == [(2, "config-field", "error")]

@@ -471,3 +471,15 @@ def test_verl_extraction_on_a_small_tree(tmp_path):
     assert reg.fields("verl.workers.config.a.Orphan") == {"own"}
     assert "verl.workers.config.a.Inner" in reg.dataclasses()
     assert reg.fields("Inner") == {"_target_", "k"}
+
+
+def test_the_sections_verl_builds_are_read_from_its_call_sites():
+    from verl_preflight.sources import find_verl_root
+    from verl_preflight.sources.verl_builds import built_suffixes, is_built
+
+    suffixes = built_suffixes(find_verl_root())
+    assert suffixes is not None
+    assert is_built(suffixes, ["actor_rollout_ref", "actor"]) and is_built(suffixes, ["critic"])
+    assert is_built(suffixes, ["actor_rollout_ref", "actor", "policy_loss"])  # built with the actor
+    assert is_built(suffixes, ["reward"]) is False  # RewardConfig: defined, exported, built nowhere
+    assert is_built(None, ["reward"]) is None

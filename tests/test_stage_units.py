@@ -169,10 +169,32 @@ def test_a_worker_composes_itself_when_the_one_that_claimed_it_never_publishes(t
 
     monkeypatch.setattr(tree.SharedSnapshots, "WAIT", 0.05)
     key = '["ppo_trainer", []]'
-    tree.SharedSnapshots(str(tmp_path), key).claim()  # claimed by a worker that then died
     cache = tree.ConfigCache(tree.locate(None), use_disk=False)
+    tree.SharedSnapshots(str(tmp_path), cache.digest + key).claim()  # claimed by a worker that then died
     cache.shared_dir = str(tmp_path)
     assert "tree" in cache.snapshot("ppo_trainer", ())
+
+
+def test_workers_share_a_composition_only_of_the_same_tree(tmp_path):
+    """Two config trees (the installed verl's, a project's copy with another default) compose
+    `ppo_trainer` in one -j run: each gets its own, never the other's published snapshot."""
+    import shutil
+
+    import verl_preflight.hydra_stage.tree as tree
+
+    source = tree.locate(None)
+    copy = tmp_path / "verl" / "trainer" / "config"
+    shutil.copytree(source.path, copy)
+    text = (copy / "ppo_trainer.yaml").read_text()
+    (copy / "ppo_trainer.yaml").write_text(text + "\nproject_only_key: 1\n")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    first = tree.ConfigCache(source, use_disk=False)
+    second = tree.ConfigCache(tree._from_dir(str(copy), "--verl-config"), use_disk=False)
+    for cache in (first, second):
+        cache.shared_dir = str(shared)
+    assert "project_only_key" not in first.snapshot("ppo_trainer", ())["tree"]
+    assert "project_only_key" in second.snapshot("ppo_trainer", ())["tree"]
 
 
 def test_a_worker_that_fails_to_compose_lets_the_others_compose(tmp_path, monkeypatch):

@@ -247,7 +247,7 @@ def _setup(args):
     except ConfigTreeError as err:
         raise UsageError(str(err)) from err
     try:
-        caches = ConfigCaches(ConfigCache(source, use_disk=not args.no_cache))
+        caches = ConfigCaches(ConfigCache(source, use_disk=not args.no_cache), explicit=source.origin != "installed")
     except OSError as err:
         raise UsageError(f"cannot read the verl config tree: {err}") from err
     pinned = parse_profiles(args.profile)

@@ -13,6 +13,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from .hydra_stage.tree import in_verl
 from .rules.hydra.hydra_argument import HydraArgument
 from .rules.hydra.hydra_flag import HydraFlag
 from .shell.words import Field, join_pieces
@@ -89,9 +90,9 @@ def find_entry(argv: list[Field]) -> int | None:
             continue
         if text == "-m" and i + 1 < len(argv):
             mod = argv[i + 1].value
-            if mod is not None and mod.startswith("verl."):
+            if mod is not None and in_verl(mod) is not None:
                 return i + 1
-        if text.startswith("-mverl."):
+        if text.startswith("-m") and in_verl(text[2:]) is not None:
             return i
     return None
 

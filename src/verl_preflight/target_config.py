@@ -46,16 +46,11 @@ class ConfigSearch:
         """Empty for verl's own folder (the usual case needs no word) and for a module with no config."""
         if self.own and self.checkable or self.tree is None and self.missing is None:
             return ""
-        if self.tree is None:
+        if not self.checkable:
             return f"config not checked: {self.missing}"
-        text = f"config {_shown(self.tree.primary)} ({self.how})"
-        if self.tree is not None and self.tree.extra:
-            text += " + " + ", ".join(_shown(d) for d in self.tree.extra)
-        if self.assumed:
-            text += f", {self.assumed}"
-        if self.missing:
-            text += f"; not checked: {self.missing}"
-        return text
+        if self.assumed:  # the folder is in `how` already (`--config-path=$(pwd)/conf`)
+            return f"config {self.how}, {self.assumed}"
+        return f"config {_shown(self.tree.primary)} ({self.how})"
 
     def as_json(self) -> dict:
         return {
@@ -117,7 +112,8 @@ def search_of(spec, source, root: str | None, config_name: str | None) -> Config
     if primary is None:
         return ConfigSearch(None, how, how, assumed, own=False)
     if not os.path.isdir(primary):
-        return ConfigSearch(Tree(primary), how, f"{_shown(primary)} is not here", assumed, own)
+        missing = f"{how} is not here" if assumed else f"{_shown(primary)} is not here"
+        return ConfigSearch(Tree(primary), how, missing, assumed, own)
     extra, missing = _search_path(spec, source, root, primary, config_name)
     return ConfigSearch(Tree(primary, tuple(extra)), how, missing, assumed, own and not extra)
 

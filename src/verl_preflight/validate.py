@@ -155,8 +155,6 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
     texts.update({p: s.source.decode("utf-8", "replace") for p, s in parsed.items()})
     signals = ScriptSignals.read(path, texts, read_file.text)
     forced = _forced(opts)
-    source = caches.main.source if caches is not None else None
-    root = project_root(path, source)
     for outcomes in prof.collapse(evaluated):  # profiles that launch the same thing are one
         for outcome in outcomes:
             profile = outcome.profile
@@ -166,7 +164,7 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
             findings.extend(_say_profile(note_finding(n), info, profile) for n in outcome.notes)
             for launch in outcome.launches:
                 all_launches.append(launch)
-                launch_result, this = _check_launch(launch, profile, caches, opts, (signals, forced, root), read_file)
+                launch_result, this = _check_launch(launch, profile, caches, opts, (signals, forced, path), read_file)
                 launches.append(launch_result)
                 checked.append(this)
                 findings.extend(this.findings)
@@ -217,9 +215,10 @@ def _forced(opts: Options) -> Forced:
 def _check_launch(launch, profile, caches, opts: Options, script_facts, read_file):
     """One launch in one profile: its config folders, the Hydra stage, its target, then the
     policy rules over its view. (LaunchResult, fix.LaunchFindings)."""
-    signals, forced, root = script_facts
+    signals, forced, path = script_facts  # path: the script checked (the launch may be in a file it runs)
     spec = read_launch(launch)
-    source = caches.main.source if caches is not None else None
+    source = caches.source_for(path, spec.module) if caches is not None else None
+    root = project_root(path, source)
     config_name = config_name_of(spec, source)
     search = search_of(spec, source, root, config_name)
     overrides = [o.display for o in spec.overrides]

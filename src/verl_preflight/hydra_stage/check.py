@@ -458,7 +458,6 @@ def _entry_and_root(spec, config_name: str | None, cache, search) -> list | None
     cannot find, a module that is no Hydra entry point, a root config known only at run
     time, config folders that are not here (target_config.ConfigSearch), a --config-name the
     folders lack; None when the overrides are next."""
-    import os
     import re
 
     from ..rules.hydra.config_name import ConfigName
@@ -466,7 +465,7 @@ def _entry_and_root(spec, config_name: str | None, cache, search) -> list | None
     from ..rules.hydra.unknown_argument import UnknownArgument
     from ..rules.hydra.unknown_entry import UnknownEntry
     from ..rules.hydra.unknown_module import UnknownModule
-    from .tree import OWN_OPTIONS, _module_files, module_exists
+    from .tree import OWN_OPTIONS, has_source, in_verl, module_exists
 
     exists, close = module_exists(cache.source, spec.module)
     if exists is False:
@@ -474,12 +473,10 @@ def _entry_and_root(spec, config_name: str | None, cache, search) -> list | None
         hint = f" (did you mean {' or '.join(close)}?)" if close else ""
         message = f"No module named {spec.module}: python3 -m stops before verl starts{hint}"
         return [UnknownModule.emit(where, message)]
-    if config_name is None and spec.module in OWN_OPTIONS:
+    if config_name is None and in_verl(spec.module) in OWN_OPTIONS:
         return []  # an argparse program of verl's (model_merger): its arguments are its own, nothing to say
     if config_name is None:
-        root = cache.source.package_root
-        here = root is not None and any(os.path.isfile(p) for p in _module_files(root, spec.module))
-        if here:
+        if has_source(cache.source, spec.module):
             return [UnknownEntry.emit(spec.loc, f"{spec.module} is not a Hydra entry point of this verl")]
         message = f"{spec.module} has no source next to this config tree; its arguments are not checked"
         return [UnknownEntry.emit(spec.loc, message, at_most="info")]
@@ -488,6 +485,8 @@ def _entry_and_root(spec, config_name: str | None, cache, search) -> list | None
         return [UnknownArgument.emit(spec.config_name_loc, message)]
     if not search.checkable:
         message = f"not checked past the root config: {search.missing}"
+        if search.assumed:
+            message += f" ({search.assumed})"
         return [ConfigPath.emit(spec.config_path_loc or spec.loc, message)]
     bare = config_name[: -len(".yaml")] if config_name.endswith(".yaml") else config_name  # Hydra accepts both
     if not re.fullmatch(r"[\w./-]+", bare) or cache.tree.find(bare + ".yaml") is None:

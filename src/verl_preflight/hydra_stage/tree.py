@@ -78,6 +78,32 @@ def _from_dir(path: str, origin: str) -> ConfigSource:
     return ConfigSource(abspath, version, package_root, origin)
 
 
+def vendored(script_path: str, module: str) -> ConfigSource | None:
+    """The verl a launch of `module` from this script runs when the script sits in a project that
+    holds a verl package: `python3 -m verl.X` run from the project's root imports the `verl/` there
+    before any installed one (`python3 -m myproj.verl.X`: the `myproj/verl/` there). Looked for in
+    the script's folder and the folders above it, up to the repository root (a folder with .git)."""
+    if script_path == "-":
+        return None
+    inner = in_verl(module)
+    if inner is None:
+        return None
+    prefix = module[: -len(inner)].rstrip(".").split(".") if module != inner else []
+    cur = os.path.dirname(os.path.abspath(script_path))
+    for _ in range(32):
+        package = os.path.join(cur, *prefix, "verl")
+        config = os.path.join(package, "trainer", "config")
+        if os.path.isfile(os.path.join(config, "ppo_trainer.yaml")):
+            rel = os.path.relpath(package)
+            shown = os.path.join(os.path.basename(os.path.dirname(package)), "verl") if rel.startswith("..") else rel
+            return _from_dir(config, f"vendored, {shown}")
+        parent = os.path.dirname(cur)
+        if parent == cur or os.path.isdir(os.path.join(cur, ".git")):
+            return None
+        cur = parent
+    return None
+
+
 def _installed_version(root: str) -> str | None:
     site = os.path.dirname(root)
     for name in sorted(os.listdir(site)) if os.path.isdir(site) else []:
@@ -163,8 +189,25 @@ ENTRY_POINTS = {
     "verl.trainer.sft_trainer_ray": ("config", "sft_trainer_engine"),
     "verl.experimental.fully_async_policy.fully_async_main": ("config", "fully_async_ppo_trainer"),
     "verl.experimental.one_step_off_policy.main_ppo": ("config", "one_step_off_ppo_trainer"),
+    # older releases (verl v0.4.1 and v0.7.0: trainer/main_generation.py, trainer/fsdp_sft_trainer.py)
+    "verl.trainer.main_generation": ("config", "generation"),
+    "verl.trainer.fsdp_sft_trainer": ("config", "sft_trainer"),
 }
 _MODULE = re.compile(r"verl(\.[A-Za-z_]\w*)+")
+# a verl package under another one (`python3 -m myproj.verl.trainer.main_ppo`; a folder name
+# with '-' runs too): what comes after its `verl.` is the module within verl
+_VENDORED_MODULE = re.compile(r"[\w-]+(?:\.[\w-]+)*\.(verl(?:\.[A-Za-z_]\w*)+)")
+
+
+def in_verl(module: str) -> str | None:
+    """The module as verl's own (`verl.trainer.main_ppo`), also when it is run from a verl
+    vendored under another package (`myproj.verl.trainer.main_ppo`); None for any other."""
+    if _MODULE.fullmatch(module):
+        return module
+    m = _VENDORED_MODULE.fullmatch(module)
+    return m.group(1) if m else None
+
+
 # verl modules that `python3 -m` runs with their own argparse options, not Hydra's (their
 # arguments are no overrides); verl 0.9.1 verl/model_merger/base_model_merger.py:35
 # `argparse.ArgumentParser(description="verl model merger")`, the same in every verl that has it.
@@ -208,8 +251,9 @@ def entry_origin(source: ConfigSource) -> str:
 
 def entry_config_name(source: ConfigSource, module: str) -> tuple[str | None, str | None]:
     """(config_path, config_name) of a verl module's @hydra.main: read from its source, else
-    from the installed verl with the same tree, else from ENTRY_POINTS."""
-    if not _MODULE.fullmatch(module):
+    from the installed verl with the same tree, else (no source for it) from ENTRY_POINTS."""
+    module = in_verl(module)
+    if module is None:
         return None, None
     root = _entry_root(source.path, source.package_root, source.verl_version)[0]
     if root is None:
@@ -227,13 +271,14 @@ def entry_config_name(source: ConfigSource, module: str) -> tuple[str | None, st
         name = re.search(r"config_name\s*=\s*['\"]([^'\"]+)['\"]", args)
         cpath = re.search(r"config_path\s*=\s*['\"]([^'\"]+)['\"]", args)
         return (cpath.group(1) if cpath else None), (name.group(1) if name else None)
-    return None, None
+    return ENTRY_POINTS.get(module, (None, None))  # a partial copy of verl without this module's source
 
 
 def module_dir(source: ConfigSource, module: str) -> str | None:
     """The folder of a verl entry module's source file (what Hydra resolves a relative config
     path against); None when the sources are not at hand."""
-    if not _MODULE.fullmatch(module):
+    module = in_verl(module)
+    if module is None:
         return None
     root = _entry_root(source.path, source.package_root, source.verl_version)[0]
     if root is None:
@@ -251,7 +296,8 @@ VALIDATING_ENTRIES = frozenset({"verl.trainer.main_ppo"})
 
 def entry_calls(source: ConfigSource | None, module: str, function: str) -> bool | None:
     """Whether a verl module's source calls `function`; None when its source is not at hand."""
-    if source is None or source.package_root is None or not _MODULE.fullmatch(module):
+    module = in_verl(module)
+    if source is None or source.package_root is None or module is None:
         return None
     return _calls(source.package_root, module, function)
 
@@ -268,6 +314,13 @@ def _calls(root: str, module: str, function: str) -> bool | None:
     return None
 
 
+def has_source(source: ConfigSource, module: str) -> bool:
+    """Whether the verl package of `source` holds the module's file."""
+    module = in_verl(module)
+    root = source.package_root
+    return module is not None and root is not None and any(os.path.isfile(p) for p in _module_files(root, module))
+
+
 def _module_files(root: str, module: str) -> list[str]:
     rel = module.split(".")[1:]
     return [os.path.join(root, *rel) + ".py", os.path.join(root, *rel, "__main__.py")]
@@ -276,7 +329,7 @@ def _module_files(root: str, module: str) -> list[str]:
 def module_exists(source: ConfigSource, module: str) -> tuple[bool | None, list[str]]:
     """(does `python3 -m module` find it: True, False, or None when no sources tell; the
     nearest modules that do exist, for "did you mean")."""
-    return _module_exists(source.path, source.package_root, source.verl_version, module)
+    return _module_exists(source.path, source.package_root, source.verl_version, in_verl(module) or module)
 
 
 @functools.lru_cache(maxsize=64)
@@ -710,7 +763,7 @@ class ConfigCache:
         hit = self.snapshots.get(key)
         if hit is not None:
             return hit
-        shared = SharedSnapshots(self.shared_dir, key) if self.shared_dir else None
+        shared = SharedSnapshots(self.shared_dir, self.digest + key) if self.shared_dir else None  # trees differ
         entry = shared.claim() if shared is not None else None
         if entry is None:
             try:
@@ -738,10 +791,22 @@ class ConfigCaches:
     against) and, made on first use, those some launches search instead (a project's
     `--config-path` folder with its `hydra.searchpath`, a verl vendored beside the script)."""
 
-    def __init__(self, main: ConfigCache):
+    def __init__(self, main: ConfigCache, explicit: bool = False):
         self.main = main
+        self.explicit = explicit  # the run names its verl (--verl-config, --verl, VERL_CONFIG_DIR)
         self._all: dict[tuple, ConfigCache] = {self.key(main.source, main.tree): main}
+        self._vendored: dict[tuple, ConfigSource | None] = {}
         self.shared_dir: str | None = None  # -j workers: where compositions are published
+
+    def source_for(self, script_path: str, module: str) -> ConfigSource:
+        """The verl a launch runs: the run's when it names one, else a copy vendored beside the
+        script (`vendored`), else the installed one (the run's)."""
+        if self.explicit:
+            return self.main.source
+        key = (os.path.dirname(os.path.abspath(script_path)), module)
+        if key not in self._vendored:
+            self._vendored[key] = vendored(script_path, module)
+        return self._vendored[key] or self.main.source
 
     @staticmethod
     def key(source: ConfigSource, tree: Tree) -> tuple:

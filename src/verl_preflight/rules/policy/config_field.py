@@ -1,9 +1,11 @@
 """A `+key` that adds a field the config's dataclass does not have passes Hydra and fails in verl.
 
-verl turns each config section with a `_target_` into its dataclass
-(`omega_conf_to_dataclass` -> `hydra.utils.instantiate`). The fields come from
-the verl tree the launch is checked against, read with `ast`
-(verl_preflight.sources.verl_dataclasses); dict-typed fields take any key.
+verl turns a config section with a `_target_` into its dataclass where its code
+calls `omega_conf_to_dataclass` on that section (`hydra.utils.instantiate`,
+recursively): which sections those are is read from the call sites of the
+launch's verl (verl_preflight.sources.verl_builds); a section nothing builds is a
+plain config, whatever its `_target_`. The fields come from the same verl, read
+with `ast` (verl_preflight.sources.verl_dataclasses); dict-typed fields take any key.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import difflib
 
 from ...sources import find_verl_root, verl_dataclasses
+from ...sources.verl_builds import built_suffixes, is_built
 from .. import Rule
 
 
@@ -21,28 +24,36 @@ def dataclass_registry(view):
 
 def registry_of(source):
     """The config dataclasses of a verl config source; None without its Python source."""
-    if source is None:
-        return None
-    root = source.package_root or find_verl_root(source.path)
+    root = _package_root(source)
     return verl_dataclasses(root) if root else None
 
 
 def owner_of(view, key: str):
-    """(target, relative parts): the deepest `_target_` node above `key` in the composed tree."""
-    return owner_in(view.tree, key)
+    """(target, relative parts): the deepest dataclass verl builds above `key` in the composed tree."""
+    return owner_in(view.tree, key, view.source)
 
 
-def owner_in(tree: dict, key: str):
-    """(target, relative parts): the deepest `_target_` node above `key` in `tree`."""
+def owner_in(tree: dict, key: str, source=None):
+    """(target, relative parts): the deepest `_target_` node above `key` in `tree` whose section
+    verl builds (verl_builds: read from the verl of `source`; every `_target_` when it cannot tell)."""
     parts = key.split(".")
+    root = _package_root(source)
+    suffixes = built_suffixes(root) if root else None
     node, target, depth = tree, None, 0
     for i, part in enumerate(parts[:-1]):
         if not isinstance(node, dict) or part not in node:
             break
         node = node[part]
         if isinstance(node, dict) and isinstance(node.get("_target_"), str):
-            target, depth = node["_target_"], i + 1
+            if is_built(suffixes, parts[: i + 1]) is not False:
+                target, depth = node["_target_"], i + 1
     return target, parts[depth:]
+
+
+def _package_root(source) -> str | None:
+    if source is None:
+        return None
+    return source.package_root or find_verl_root(source.path)
 
 
 def field_owner(registry, target: str, rel: list[str]):
@@ -75,7 +86,7 @@ def addable(source, tree: dict, key: str) -> str | None:
     section becomes, absent from the YAML), "open" (a key of a dict-typed field, which takes any),
     "missing" (the dataclass has no such field: verl would fail), "plain" (no dataclass owns the
     section), None (cannot tell: no verl source, or a field of a type not read)."""
-    target, rel = owner_in(tree, key)
+    target, rel = owner_in(tree, key, source)
     if target is None:
         return "plain"
     registry = registry_of(source)
@@ -97,8 +108,11 @@ class ConfigField(Rule):
         "engine_kwargs, ...) take any key; a `+key` that adds a real field missing from the YAML is fine."
     )
     ground_truth = (
-        "verl 0.9.1 verl/utils/config.py omega_conf_to_dataclass (hydra.utils.instantiate of the section's "
-        "_target_); the fields of verl/workers/config/*.py, verl/trainer/config/*.py, verl/base_config.py"
+        "verl 0.9.1 verl/utils/config.py:23-51 omega_conf_to_dataclass (hydra.utils.instantiate of the section's "
+        "_target_) and its call sites (workers/engine_workers.py:553,593,651 for ref, actor and rollout); the "
+        "fields of verl/workers/config/*.py, verl/trainer/config/*.py, verl/base_config.py. RewardConfig "
+        "(workers/config/reward.py:94) is built nowhere: experimental/reward_loop/reward_manager/dapo.py:33-35 "
+        "reads reward.reward_kwargs from the plain config"
     )
     bad = "+actor_rollout_ref.rollout.limit_imgs=4"
     good = "+actor_rollout_ref.rollout.engine_kwargs.vllm.limit_mm_per_prompt=4"
