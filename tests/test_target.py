@@ -11,6 +11,7 @@ import json
 import os
 
 import pytest
+from conftest import run_cli, write_file
 
 from verl_preflight.cli import main
 
@@ -19,14 +20,11 @@ MEGATRON = "model_engine=megatron actor_rollout_ref.actor.ppo_micro_batch_size_p
 
 
 def write(tmp_path, body: str, name: str = "run.sh") -> str:
-    path = tmp_path / name
-    path.write_text("#!/usr/bin/env bash\n" + body)
-    return str(path)
+    return write_file(tmp_path, name, "#!/usr/bin/env bash\n" + body)
 
 
 def report(capsys, *args) -> dict:
-    main(["--no-cache", "--format", "json", *args])
-    return json.loads(capsys.readouterr().out)
+    return json.loads(run_cli(capsys, "--no-cache", "--format", "json", *args)[1])
 
 
 def targets(doc: dict) -> list[dict]:
