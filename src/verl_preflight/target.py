@@ -37,7 +37,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from .values import Loc
+from .values import Loc, shown_path
 
 GPU, NPU = "gpu", "npu"
 DEVICES = (GPU, NPU)
@@ -249,7 +249,7 @@ def file_pins(path: str, text: str, shown: str) -> list[Pin]:
 _STACK_FILE = re.compile(r"(?i)^(requirements[\w.-]*\.txt|dockerfile[\w.-]*|[\w.-]+\.dockerfile)$")
 
 
-def stack_files(start: str, stop_at_repo: bool = True) -> list[str]:
+def stack_files(start: str) -> list[str]:
     """Requirements files and Dockerfiles in `start` and the folders above it, nearest first,
     up to the repository root (a folder with .git) or the file system's root."""
     out = []
@@ -261,7 +261,7 @@ def stack_files(start: str, stop_at_repo: bool = True) -> list[str]:
             names = []
         out.extend(os.path.join(cur, n) for n in names if _STACK_FILE.match(n) and os.path.isfile(os.path.join(cur, n)))
         parent = os.path.dirname(cur)
-        if parent == cur or (stop_at_repo and os.path.isdir(os.path.join(cur, ".git"))):
+        if parent == cur or os.path.isdir(os.path.join(cur, ".git")):
             break
         cur = parent
     return out
@@ -314,8 +314,8 @@ class Target:
 
     device: Device
     stack: Stack
-    verl: object  # target_config.VerlRelease
-    config: object  # target_config.ConfigSearch
+    verl: object  # hydra_stage.tree.ConfigSource: the verl (version, where from) and its config tree
+    config: object  # target_config.ConfigSearch: the folders Hydra searches
 
     @property
     def on_npu(self) -> bool:
@@ -368,12 +368,12 @@ class ScriptSignals:
     pins: list = field(default_factory=list)  # [Pin], comments first, then files
     cann: dict = field(default_factory=dict)  # path -> Loc of the first `source .../Ascend/.../set_env.sh`
     named_ascend: Device | None = None  # the path or header says NPU / Ascend
-    files: list = field(default_factory=list)  # the stack files read (their digests go to the result cache)
 
     @staticmethod
     def read(path: str, texts: dict, read_text) -> ScriptSignals:
         """`texts`: {path: text} of the script and the files it sources; `read_text`: the
-        pipeline's reader (path -> text or None), which records what was read."""
+        pipeline's reader (path -> text or None), which records what was read (the stack files
+        are then part of what a cached result depends on)."""
         out = ScriptSignals()
         main = texts.get(path, "")
         out.pins = comment_pins(main, "script comment")
@@ -381,8 +381,7 @@ class ScriptSignals:
             for found in stack_files(os.path.dirname(path) or "."):
                 text = read_text(found)
                 if text is not None:
-                    out.files.append(found)
-                    out.pins.extend(file_pins(found, text, _shown_path(found)))
+                    out.pins.extend(file_pins(found, text, shown_path(found)))
         for p, text in texts.items():
             m = _CANN_SOURCE.search(text)
             if m:
@@ -390,11 +389,6 @@ class ScriptSignals:
                 out.cann[p] = Loc(p, line, 1)
         out.named_ascend = _named_ascend(path, main)
         return out
-
-
-def _shown_path(path: str) -> str:
-    rel = os.path.relpath(path)
-    return rel if not rel.startswith("..") else path
 
 
 def _named_ascend(path: str, text: str) -> Device | None:

@@ -24,6 +24,7 @@ import os
 from dataclasses import dataclass
 
 from .hydra_stage.tree import Tree, entry_config_name, module_dir
+from .values import shown_path
 
 _PWD = ("$(pwd)", "$PWD", "${PWD}", "`pwd`")
 
@@ -50,7 +51,7 @@ class ConfigSearch:
             return f"config not checked: {self.missing}"
         if self.assumed:  # the folder is in `how` already (`--config-path=$(pwd)/conf`)
             return f"config {self.how}, {self.assumed}"
-        return f"config {_shown(self.tree.primary)} ({self.how})"
+        return f"config {shown_path(self.tree.primary)} ({self.how})"
 
     def as_json(self) -> dict:
         return {
@@ -60,11 +61,6 @@ class ConfigSearch:
             "missing": self.missing,
             "assumed": self.assumed,
         }
-
-
-def _shown(path: str) -> str:
-    rel = os.path.relpath(path)
-    return rel if not rel.startswith("..") else path
 
 
 def project_root(script_path: str, source) -> str | None:
@@ -112,7 +108,7 @@ def search_of(spec, source, root: str | None, config_name: str | None) -> Config
     if primary is None:
         return ConfigSearch(None, how, how, assumed, own=False)
     if not os.path.isdir(primary):
-        missing = f"{how} is not here" if assumed else f"{_shown(primary)} is not here"
+        missing = f"{how} is not here" if assumed else f"{shown_path(primary)} is not here"
         return ConfigSearch(Tree(primary), how, missing, assumed, own)
     extra, missing = _search_path(spec, source, root, primary, config_name)
     return ConfigSearch(Tree(primary, tuple(extra)), how, missing, assumed, own and not extra)
@@ -147,7 +143,7 @@ def _resolve_field(field, entry_dir: str | None, root: str | None):
         shown = f"--config-path={first.source}{tail}"
         if root is None:
             return None, f"{shown}: the folder the launch starts in is not known", None
-        return os.path.normpath(root + tail), shown, f"run from {_shown(root)}"
+        return os.path.normpath(root + tail), shown, f"run from {shown_path(root)}"
     return None, f"--config-path={field.display} is known only at run time", None
 
 
@@ -194,7 +190,7 @@ def _search_path(spec, source, root: str | None, primary: str, config_name: str 
                 return extra, f"hydra.searchpath {entry}: the folder the launch starts in is not known"
             folder = path if os.path.isabs(path) else os.path.join(root, path)
         if not os.path.isdir(folder):
-            return extra, f"hydra.searchpath {entry}: {_shown(folder)} is not here"
+            return extra, f"hydra.searchpath {entry}: {shown_path(folder)} is not here"
         extra.append(os.path.normpath(folder))
     return extra, None
 

@@ -36,6 +36,14 @@ class Unknown:
         return self.source if self.source is not None else f"<{self.label}>"
 
 
+def shown_path(path: str) -> str:
+    """A path as the user sees it: relative to the working directory when under it, else as it is."""
+    import os
+
+    rel = os.path.relpath(path)
+    return rel if not rel.startswith("..") else path
+
+
 def is_unknown(value) -> bool:
     return isinstance(value, Unknown)
 
