@@ -207,11 +207,13 @@ def test_the_same_key_twice_with_the_same_value_is_no_duplicate(tmp_path, capsys
     assert findings_of(tmp_path, capsys, other) == [(4, "duplicate-key", "warning")]
 
 
-def test_at_one_forwards_the_arguments_as_at_does(tmp_path, capsys):
+def test_a_slice_of_the_arguments_forwards_them(tmp_path, capsys):
     forwards = "A=()\n" + LAUNCH.replace('"$@"', '"${@:1}"')
     assert findings_of(tmp_path, capsys, forwards) == []
-    skips_one = "A=()\n" + LAUNCH.replace('"$@"', '"${@:2}"')
-    assert findings_of(tmp_path, capsys, skips_one) == [(3, "launch-passes-args", "warning")]
+    # the script reads $1 itself and forwards the rest: the user's overrides go after it
+    after_one = "E=${1:-vllm}\nA=()\n" + LAUNCH.replace('"$@"', '"${@:2}"')
+    assert findings_of(tmp_path, capsys, after_one) == []
+    assert findings_of(tmp_path, capsys, "A=()\n" + LAUNCH.replace('"$@"', '"${A[@]}"'))[-1][1] == "launch-passes-args"
 
 
 def test_a_plus_operand_never_trips_set_u_also_in_a_followed_script(tmp_path, capsys):

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 from ...hydra_stage.tree import OWN_OPTIONS
 from .. import Rule
 
-FORWARDS = {'"$@"', "$@", '"${@}"', "${@}", '"${@:1}"', "${@:1}"}  # ${@:1} expands exactly as $@
+# "$@", and "${@:N}": the arguments from the Nth on (${@:1} is all of them; a script that reads its
+# first arguments itself, ENGINE=$1, forwards the rest, and the user's overrides go after those)
+FORWARDS = re.compile(r'"?\$(?:@|\{@(?::[1-9][0-9]*)?\})"?')
 
 
 class LaunchPassesArgs(Rule):
@@ -28,7 +32,7 @@ class LaunchPassesArgs(Rule):
         for launch in ctx.launch_sites():
             if launch.argv[launch.entry].value in OWN_OPTIONS:
                 continue
-            if launch.last_word not in FORWARDS:
+            if not FORWARDS.fullmatch(launch.last_word):
                 out.append(
                     self.finding(
                         launch.loc,
