@@ -19,6 +19,7 @@ past this point", said as a note, never a missing-config error.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 from dataclasses import dataclass
@@ -206,15 +207,20 @@ def _searchpath_override(spec) -> list[str] | None:
     return None
 
 
-def _searchpath_in(primary: str, config_name: str) -> list[str]:
-    """The `hydra: searchpath:` list of the root config file (read as YAML, nothing composed)."""
+@functools.lru_cache(maxsize=256)
+def _searchpath_in(primary: str, config_name: str) -> tuple[str, ...]:
+    """The `hydra: searchpath:` list of the root config file (read as YAML, nothing composed;
+    once a run: every launch of every profile asks)."""
     import yaml
 
     name = config_name if config_name.endswith(".yaml") else config_name + ".yaml"
     try:
         with open(os.path.join(primary, name), encoding="utf-8") as fh:
-            data = yaml.safe_load(fh)
+            text = fh.read()
+        if "searchpath" not in text:  # verl's own root configs: no need to parse a thousand lines
+            return ()
+        data = yaml.safe_load(text)
     except (OSError, yaml.YAMLError, UnicodeDecodeError):
-        return []
+        return ()
     entries = ((data or {}).get("hydra") or {}).get("searchpath") if isinstance(data, dict) else None
-    return [e for e in entries if isinstance(e, str)] if isinstance(entries, list) else []
+    return tuple(e for e in entries if isinstance(e, str)) if isinstance(entries, list) else ()
