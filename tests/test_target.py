@@ -248,3 +248,33 @@ def test_a_relative_config_path_is_relative_to_the_entry_module(tmp_path, capsys
     assert [f["rule"] for f in doc["findings"]] == ["override-missing-key"]
     (target,) = targets(doc)
     assert target["config"]["how"] == "verl's own config folder"
+
+
+# ---- verl -------------------------------------------------------------------------
+
+
+def test_a_verl_vendored_under_another_package_is_the_one_checked(tmp_path, capsys, config_source):
+    """python3 -m myproj.verl.trainer.main_ppo from the repository root runs myproj/verl: its config
+    (here with a key the installed verl lacks) and its version are the launch's, unless the run
+    names its verl (--verl-config)."""
+    import shutil
+
+    (tmp_path / ".git").mkdir()
+    package = tmp_path / "myproj" / "verl"
+    shutil.copytree(config_source.path, package / "trainer" / "config")
+    shutil.copy(os.path.join(config_source.package_root, "trainer", "main_ppo.py"), package / "trainer")
+    (package / "version").mkdir()
+    (package / "version" / "version").write_text("0.4.0\n")
+    yaml = package / "trainer" / "config" / "ppo_trainer.yaml"
+    yaml.write_text(yaml.read_text() + "\nproject_only_key: 1\n")
+    path = write(
+        tmp_path,
+        "python3 -m myproj.verl.trainer.main_ppo actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "
+        'project_only_key=2 "$@"\n',
+    )
+    doc = report(capsys, path)
+    (target,) = targets(doc)
+    assert target["verl"]["version"] == "0.4.0" and target["verl"]["origin"] == "vendored, myproj/verl"
+    assert doc["findings"] == []
+    named = report(capsys, "--verl-config", config_source.path, path)
+    assert [f["rule"] for f in named["findings"]] == ["override-missing-key"]
