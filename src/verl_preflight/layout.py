@@ -463,7 +463,7 @@ def device_memory(device: str | None, given: float | None) -> tuple[float, str]:
         return float(given), "--device-memory"
     if device in DEVICE_MEMORY_GB:
         return DEVICE_MEMORY_GB[device], f"default for {device}"
-    return max(DEVICE_MEMORY_GB.values()), "a GPU's, the device not known"
+    return max(DEVICE_MEMORY_GB.values()), "device not known"
 
 
 def model_shape(view, opts) -> Shape | None:
