@@ -98,7 +98,7 @@ def undecided(target, part: str) -> str | None:
     if part == "device" and not target.device.known:
         return "the device is not known: trainer.device or --device names it"
     if part == "mindspeed-bridge" and target.on_npu and target.stack.bridge_origin == "default":
-        return "nothing says MindSpeed-Bridge runs: USE_MINDSPEED_BRIDGE, --stack mindspeed-bridge=REF"
+        return "is MindSpeed-Bridge on? USE_MINDSPEED_BRIDGE or --stack mindspeed-bridge says"
     return None
 
 

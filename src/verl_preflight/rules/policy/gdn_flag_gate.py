@@ -35,7 +35,7 @@ class GdnFlagGate(AllowedOnlyWhen):
             for flag in ("use_ascend_gdn", "use_triton_gdn")
         ],
         "when": {"target": {"device": "npu", "mindspeed-bridge": True}},
-        "message": "{key} is read only by MindSpeed-Bridge: append it in the npu arm under "
+        "message": "{key} is read by MindSpeed-Bridge only: append it in the npu arm under "
         '`if [ "${USE_MINDSPEED_BRIDGE}" = "True" ]`',
     }
 
