@@ -339,9 +339,50 @@ LAUNCH_PASSES_ARGS = {
         ("scripts/train_ppo_7B_4gpu.sh", 1),
     ],
 }
+# found once the guard `[ "$#" -lt 2 ] && exit 1` is passed with the arguments given (issue 20)
+LAUNCH_PASSES_ARGS[V07] += [
+    ("tests/special_e2e/run_r1_distill_qwen_aime24_eval.sh", 26),
+    ("tests/special_e2e/run_spin.sh", 11),  # ends in `2>&1 | tee verl_demo.log`
+    ("tests/special_e2e/run_transferqueue.sh", 134),  # `| tee "$log_file" $@`: the arguments go to tee
+    ("tests/special_e2e/run_transferqueue.sh", 167),
+]
+LAUNCH_PASSES_ARGS[V041] += [
+    ("tests/special_e2e/run_r1_distill_qwen_aime24_eval.sh", 26),
+    ("tests/special_e2e/run_spin.sh", 7),
+]
+# `trainer.total_epochs=1 $@ \` then overrides of the script's own: Hydra applies overrides in order
+# (config_loader_impl.py _apply_overrides_to_config), so those win over what the user passes
+FORWARDS_TOO_EARLY = {
+    V07: [
+        ("examples/sft/gsm8k/run_qwen3_8b_sft_peft_sp2_npu.sh", 14),
+        ("examples/sft/gsm8k/run_qwen_05_peft.sh", 16),
+        ("examples/sft/gsm8k/run_qwen_05_sp2.sh", 14),
+        ("examples/sft/gsm8k/run_qwen_05_sp2_liger.sh", 14),
+        ("examples/sft/multiturn/run_qwen_05_sp2.sh", 15),
+    ],
+    V041: [
+        ("examples/sft/gsm8k/run_qwen_05_peft.sh", 16),
+        ("examples/sft/gsm8k/run_qwen_05_sp2.sh", 14),
+        ("examples/sft/gsm8k/run_qwen_05_sp2_liger.sh", 14),
+        ("examples/sft/multiturn/run_qwen_05_sp2.sh", 15),
+    ],
+}
 VERDICTS += [
     (corpus, script, line, "launch-passes-args", TRUE, FORWARD)
     for corpus, places in LAUNCH_PASSES_ARGS.items()
+    for script, line in places
+]
+VERDICTS += [
+    (
+        corpus,
+        script,
+        line,
+        "launch-passes-args",
+        TRUE,
+        f"{HYDRA} hydra/_internal/config_loader_impl.py _apply_overrides_to_config applies overrides in order: "
+        "the script's overrides after \"$@\" win over the user's",
+    )
+    for corpus, places in FORWARDS_TOO_EARLY.items()
     for script, line in places
 ]
 DUMMY_GUARD = (

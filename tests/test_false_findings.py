@@ -241,7 +241,8 @@ def test_slurm_sets_its_job_variables_in_a_batch_script(tmp_path, capsys):
 
 def test_a_positional_argument_the_script_needs_is_a_note(tmp_path, capsys):
     found = findings_of(tmp_path, capsys, "set -u\nA=(trainer.experiment_name=$1)\n" + LAUNCH)
-    assert found == [(3, "unbound-variable", "info")]
+    # and followed with its argument given: "$@" then passes that argument to verl too (unknown, a note)
+    assert found == [(3, "unbound-variable", "info"), (4, "unknown-argument", "info")]
 
 
 def test_the_script_folder_resolves_from_a_path_given_with_dotdot(tmp_path, capsys, monkeypatch):

@@ -55,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
         "(repeatable; PKG: verl, megatron-core, megatron-bridge, mbridge, mindspeed)",
     )
     _device_option(p)
+    _args_option(p)
     p.add_argument("--max-profiles", type=int, default=64)
     p.add_argument("--max-bytes", type=int, default=5 * 1024 * 1024)
     p.add_argument(
@@ -91,6 +92,15 @@ def _parser() -> argparse.ArgumentParser:
         help="colour the severities: auto (the default: on a terminal, unless NO_COLOR is set), always or never",
     )
     return p
+
+
+def _args_option(p) -> None:
+    p.add_argument(
+        "--args",
+        metavar="'WORDS'",
+        help="the positional arguments the scripts are started with, as one shell-quoted string "
+        "(default: none; a script that stops at a guard on them is also checked with them given, unknown)",
+    )
 
 
 def _device_option(p) -> None:
@@ -275,10 +285,24 @@ def _setup(args):
         stdin=_stdin(files, args.max_bytes),
         probed_device=probed,
         device=_device(args),
+        args=_script_args(args),
         devices=devices,
         **_model_settings(args),
     )
     return files, source, caches, opts
+
+
+def _script_args(args) -> tuple | None:
+    """--args 'WORDS': the scripts' positional arguments, split as the shell splits them."""
+    import shlex
+
+    text = getattr(args, "args", None)
+    if text is None:
+        return None
+    try:
+        return tuple(shlex.split(text))
+    except ValueError as err:
+        raise UsageError(f"--args {text!r}: {err}") from err
 
 
 def _device(args) -> str | None:
@@ -634,6 +658,7 @@ def _render(argv) -> int:
     p.add_argument("--max-profiles", type=int, default=64)
     p.add_argument("--no-cache", action="store_true")
     _device_option(p)
+    _args_option(p)
     _model_options(p)
     p.add_argument(
         "--as",

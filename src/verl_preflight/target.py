@@ -457,7 +457,7 @@ def decide_device(forced: Forced, profile, overrides: dict, env: dict, signals: 
     for name in sorted(env):
         if _ASCEND_ENV.match(name):
             f = env[name]
-            return Device(NPU, f"the launch gets {name} (Ascend's environment)", getattr(f, "loc", None))
+            return Device(NPU, f"{name} exported", getattr(f, "loc", None))
     for loc in signals.cann.values():
         return Device(NPU, "the script sources CANN's set_env.sh", loc)
     only = ascend_only_keys()

@@ -95,8 +95,11 @@ def search_of(spec, source, root: str | None, config_name: str | None) -> Config
     declared = entry_config_name(source, spec.module)[0]
     assumed = None
     if spec.config_path_loc is None:
-        if declared in (None, "config", "./config", "config/") and entry_dir is None:
+        if declared in ("config", "./config", "config/") and entry_dir is None:
             primary, how, own = source.path, "verl's own config folder", True  # no sources: the table's entry
+        elif entry_dir is None:
+            missing = f"{spec.module} has no source here"
+            return ConfigSearch(None, missing, missing, own=False)
         else:
             primary, how, assumed = _resolve(declared, entry_dir, root, "@hydra.main(config_path)")
             own = primary is not None and os.path.normpath(primary) == os.path.normpath(source.path)

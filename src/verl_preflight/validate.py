@@ -7,6 +7,7 @@ become findings of the bash rules, each launch is checked by the Hydra stage
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, field
 
@@ -24,10 +25,11 @@ from .rules.view import ScriptContext, build_view
 from .shell import profiles as prof
 from .shell.evaluate import Allowance, Budget, evaluate
 from .shell.parse import parse_script, syntax_notes
+from .shell.words import Field
 from .source import DEFAULT_MAX_BYTES, ReadError, Recorder, TooLarge, read_script
 from .target import Forced, ScriptSignals, decide
 from .target_config import project_root, search_of
-from .values import Loc, Profile
+from .values import Assumption, Loc, Profile, Unknown
 
 __all__ = ["Options", "ReadError", "ScriptResult", "validate_script"]
 
@@ -35,6 +37,8 @@ __all__ = ["Options", "ReadError", "ScriptResult", "validate_script"]
 @dataclass
 class Options:
     max_profiles: int = 64
+    args: tuple | None = None  # --args: the positional arguments every profile gets (None: none, and a
+    # profile that stops at a guard is also followed with the arguments it uses given, each unknown)
     pinned: list | None = None  # list of env dicts from --profile
     max_bytes: int = DEFAULT_MAX_BYTES
     budget: Budget = field(default_factory=Budget)
@@ -137,20 +141,26 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
                     elsewhere.setdefault(f.loc, program)
         return launch
 
-    evaluated = [
-        evaluate(
+    given = tuple(Field.of(a) for a in opts.args or ())  # --args: the script's positional arguments
+
+    def run(env, unset_here=unset, positional=given):
+        return evaluate(
             script,
             env,
-            unset,
+            unset_here,
             on_command,
             ambient=ambient,
             allowance=allowance,
             parsed=parsed,
             read_file=read_file,
             switches=info,
+            positional=positional,
         )
-        for env in envs
-    ]
+
+    evaluated = [run(env) for env in envs]
+    if opts.args is None:  # a guard that stops the script: also followed as a correct use runs it
+        for env, outcomes in list(zip(envs, evaluated, strict=True)):
+            evaluated += _as_used_correctly(info, unset, outcomes, functools.partial(run, env))
     texts = {path: data.decode("utf-8", "replace")}  # the script and the files it sources, by path
     texts.update({p: s.source.decode("utf-8", "replace") for p, s in parsed.items()})
     signals = ScriptSignals.read(path, texts, read_file.text)
@@ -178,6 +188,24 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
     result.findings = merge_findings(suppressions.apply(findings, texts))
     result.deps = dict(read_file.digests)
     return result
+
+
+def _as_used_correctly(info, unset: set, outcomes, run) -> list:
+    """A profile in which the script stops itself at a guard (`[ "$#" -lt 2 ] && exit 1`,
+    `${MODEL_PATH:?}`) is also followed as a correct use runs it: with the positional arguments
+    it uses given (each unknown) and its `${X:?}` variables set (to an unknown value). The
+    outcomes that then launch are kept, labelled with what was assumed; [] when none does."""
+    if not any(o.status == "rejected" for o in outcomes) or not (info.arguments or info.required):
+        return []
+    given = tuple(Field((Unknown(f"${n}", f"argument {n} of the script"),)) for n in range(1, info.arguments + 1))
+    retried = run(unset_here=unset - info.required, positional=given)
+    assumed = ((Assumption("arguments", "given", (info.arguments,)),) if info.arguments else ()) + tuple(
+        Assumption(name, "given") for name in sorted(info.required)
+    )
+    kept = [o for o in retried if o.status in ("launches", "incomplete")]
+    for o in kept:
+        o.assumptions = assumed + tuple(a for a in o.assumptions if a not in assumed)
+    return [kept] if kept else []
 
 
 def _profile_envs(path: str, info, opts: Options, findings: list):

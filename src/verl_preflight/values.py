@@ -85,6 +85,11 @@ class Assumption:
             return f"{self.subject}: none of the tested values"
         if self.relation == "set":
             return f"{self.subject} set"
+        if self.relation == "given":  # what a correct use of the script gives: its arguments, a variable
+            if not self.values:
+                return f"{self.subject} set"
+            n = self.values[0]
+            return f"{n} positional argument{'s' if n != 1 else ''}"
         subject = self.subject if self.subject.startswith("[") else f"[{self.subject}]"
         return f"{subject} is {self.relation}"
 

@@ -430,6 +430,8 @@ def check_launch(spec, config_name: str | None, cache, search) -> list:
 
     stop = _entry_and_root(spec, config_name, cache, search)
     if stop is not None:
+        if stop and stop[0].rule in ("unknown-entry", "config-path", "unknown-argument"):
+            return stop + _grammar_only(spec, cache)  # the root config is not here: the grammar still holds
         return stop
     texts, where, findings = [], [], []
     for o in spec.overrides:
@@ -451,6 +453,21 @@ def check_launch(spec, config_name: str | None, cache, search) -> list:
         message = o.shown(p.message) if o is not None else p.message
         findings.append(rule_class(p.rule).emit(loc, message, p.key, p.fix if o is not None else None))
     return findings
+
+
+def _grammar_only(spec, cache) -> list:
+    """Hydra's grammar on the overrides of a launch whose root config is not here: Hydra parses
+    every override before it composes (overrides_parser.py:96), so a syntax error fails the launch
+    whatever the config."""
+    from ..rules import get as rule_class
+
+    items = [(o, o.checkable) for o in spec.overrides if o.checkable is not None]
+    out = []
+    for (o, text), rec in zip(items, cache.parse([t for _, t in items]), strict=True):
+        if not rec["ok"]:
+            message = o.shown(f"Hydra cannot parse '{text}': {rec['error']}")
+            out.append(rule_class("override-syntax").emit(o.loc, message))
+    return out
 
 
 def _entry_and_root(spec, config_name: str | None, cache, search) -> list | None:

@@ -199,10 +199,15 @@ _MODULE = re.compile(r"verl(\.[A-Za-z_]\w*)+")
 _VENDORED_MODULE = re.compile(r"[\w-]+(?:\.[\w-]+)*\.(verl(?:\.[A-Za-z_]\w*)+)")
 
 
+# verl's recipes (`python3 -m recipe.dapo.main_dapo`): the recipe/ folder beside the verl package
+_RECIPE = re.compile(r"recipe(\.[A-Za-z_]\w*)+")
+
+
 def in_verl(module: str) -> str | None:
     """The module as verl's own (`verl.trainer.main_ppo`), also when it is run from a verl
-    vendored under another package (`myproj.verl.trainer.main_ppo`); None for any other."""
-    if _MODULE.fullmatch(module):
+    vendored under another package (`myproj.verl.trainer.main_ppo`), or one of verl's recipes
+    (`recipe.dapo.main_dapo`, kept as it is); None for any other."""
+    if _MODULE.fullmatch(module) or _RECIPE.fullmatch(module):
         return module
     m = _VENDORED_MODULE.fullmatch(module)
     return m.group(1) if m else None
@@ -322,7 +327,11 @@ def has_source(source: ConfigSource, module: str) -> bool:
 
 
 def _module_files(root: str, module: str) -> list[str]:
-    rel = module.split(".")[1:]
+    """Where a module's file is: under the verl package, or (a recipe) beside it."""
+    if _RECIPE.fullmatch(module):
+        root, rel = os.path.dirname(root), module.split(".")
+    else:
+        rel = module.split(".")[1:]
     return [os.path.join(root, *rel) + ".py", os.path.join(root, *rel, "__main__.py")]
 
 
@@ -336,13 +345,15 @@ def module_exists(source: ConfigSource, module: str) -> tuple[bool | None, list[
 def _module_exists(path: str, package_root: str | None, version: str | None, module: str):
     import difflib
 
-    if not _MODULE.fullmatch(module):
+    if not _MODULE.fullmatch(module) and not _RECIPE.fullmatch(module):
         return None, []
     root = _entry_root(path, package_root, version)[0]
     if root is None:
         return (True if module in ENTRY_POINTS else None), []
     if any(os.path.isfile(c) for c in _module_files(root, module)):
         return True, []
+    if _RECIPE.fullmatch(module):
+        return None, []  # the recipe/ folder is not beside this verl: it cannot tell
     rel = module.split(".")[1:]
     if os.path.isdir(os.path.join(root, *rel)):
         return True, []  # a package (python3 -m then says it has no __main__, a different error)

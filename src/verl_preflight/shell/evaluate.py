@@ -240,8 +240,8 @@ class Interpreter:
         self.note(st, self.script.loc(node), kind, f"cannot follow the script here: {why}")
         return st
 
-    def run(self, env: dict) -> list[State]:
-        st = State(vars={}, funcs={})
+    def run(self, env: dict, positional: tuple = ()) -> list[State]:
+        st = State(vars={}, funcs={}, positional=tuple(positional))
         for name, value in (self.ctx.ambient or {}).items():
             st.vars[name] = Var(Field.of(value), exported=True)
         for name, value in env.items():
@@ -317,6 +317,7 @@ def evaluate(
     parsed: dict | None = None,
     read_file=None,
     switches=None,
+    positional: tuple = (),
 ) -> list[Outcome]:
     """All end states of `script` run with `env` (one profile). `parsed` collects
     (and shares across profiles) the files the script sources; `switches` is the
@@ -332,7 +333,7 @@ def evaluate(
     ctx.always_set = set_by_environment(script)
     ctx.switches = switches
     interp = Interpreter(script, ctx)
-    states = interp.run(env)
+    states = interp.run(env, positional)
     return [outcome_of(st, env) for st in states]
 
 

@@ -36,6 +36,8 @@ class Scan:
     aliases: dict = field(default_factory=dict)  # A -> B for A=${B...}
     order: list = field(default_factory=list)
     reads: set = field(default_factory=set)  # every variable expanded anywhere (`$X`, `${X...}`)
+    required: set = field(default_factory=set)  # `${X:?}`: the script stops unless X is set
+    arguments: int = 0  # positional arguments the script uses: `$2`, `${3:?}`, `[ $# -lt 2 ]`
 
 
 def _glob_representative(pattern: str) -> str | None:
@@ -66,9 +68,12 @@ def _scan_into(script: Script, result: Scan, follow: bool, depth: int, seen: set
         t = node.type
         if t in ("simple_expansion", "expansion"):
             result.reads.update(script.text(c) for c in node.children if c.type == "variable_name")
+            _positional_use(script, node, result)
         if t == "expansion":
             named = [c for c in node.children if c.type == "variable_name"]
             ops = [c for c in node.children if not c.is_named and script.text(c) in DEFAULT_OPS]
+            if named and ops and script.text(ops[0]) in (":?", "?") and not script.text(named[0]).isdigit():
+                result.required.add(script.text(named[0]))
             if named and ops:
                 name = script.text(named[0])
                 result.inputs.add(name)
@@ -106,6 +111,7 @@ def _scan_into(script: Script, result: Scan, follow: bool, depth: int, seen: set
                                 lit = _glob_representative(script.text(c))
                             _tested(result, name, lit)
         elif t == "binary_expression":
+            _argument_count_test(script, node, result)
             op = node.child_by_field_name("operator")
             if op is not None and script.text(op) in _COMPARE_OPS:
                 left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
@@ -124,6 +130,36 @@ def _scan_into(script: Script, result: Scan, follow: bool, depth: int, seen: set
         elif t == "command" and follow and depth < 4:
             _maybe_source(script, node, result, depth, seen, read_file)
         stack.extend(reversed(node.children))
+
+
+def _positional_use(script: Script, node, result: Scan) -> None:
+    """`$2`, `${2}`, `${2:?}`: the script uses its second argument (a default, `${2:-x}`, says it
+    need not be given)."""
+    named = [c for c in node.children if c.type == "variable_name"]
+    if not named or not script.text(named[0]).isdigit():
+        return
+    n = int(script.text(named[0]))
+    ops = [script.text(c) for c in node.children if not c.is_named and script.text(c) in DEFAULT_OPS]
+    if 0 < n <= 9 and (not ops or ops[0] in (":?", "?")):
+        result.arguments = max(result.arguments, n)
+
+
+# `[ $# -lt N ]`, `(( $# < N ))`: the arguments a use of the script gives, for each comparison
+_COUNT_NEEDED = {"-lt": 0, "<": 0, "-ne": 0, "!=": 0, "-eq": 0, "==": 0, "=": 0, "-ge": 0, ">=": 0}
+_COUNT_NEEDED |= {"-gt": 1, ">": 1, "-le": 1, "<=": 1}
+
+
+def _argument_count_test(script: Script, node, result: Scan) -> None:
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    op = node.child_by_field_name("operator")
+    ops = [script.text(op)] if op is not None else [script.text(c) for c in node.children if not c.is_named]
+    if left is None or right is None or not ops or ops[0] not in _COUNT_NEEDED:
+        return
+    if script.text(left).strip('"') != "$#" or not script.text(right).strip('"').isdigit():
+        return
+    needed = int(script.text(right).strip('"')) + _COUNT_NEEDED[ops[0]]
+    if 0 < needed <= 9:
+        result.arguments = max(result.arguments, needed)
 
 
 def _tested(result: Scan, name: str, literal: str | None, presence: bool = False) -> None:

@@ -1,4 +1,4 @@
-"""`${VAR:?msg}` on an unset variable: bash stops here."""
+"""`${VAR:?msg}` on an unset variable: the script needs VAR (bash stops here without it)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,13 @@ from .. import Rule
 
 class ParameterError(Rule):
     id = "parameter-error"
-    severity = "warning"
+    severity = "info"
     stage = "bash"
-    summary = "`${VAR:?msg}` on an unset variable: bash stops here"
-    why = "The profile leaves the variable unset."
+    summary = "`${VAR:?msg}` on a variable a profile leaves unset: the script needs it (a note)"
+    why = (
+        "`${VAR:?msg}` is the script's own guard: a run without VAR stops there with msg, as its author meant. "
+        "A note, not a fault of the script; the launch after it is checked as a correct use runs it, with VAR "
+        "set to a value known only at run time (the profile says `VAR set`)."
+    )
     bad = "MODEL=${MODEL_PATH:?set MODEL_PATH}"
     good = "MODEL=${MODEL_PATH:-Qwen/Qwen3-8B}"

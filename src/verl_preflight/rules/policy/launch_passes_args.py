@@ -32,11 +32,29 @@ class LaunchPassesArgs(Rule):
         for launch in ctx.launch_sites():
             if launch.argv[launch.entry].value in OWN_OPTIONS:
                 continue
-            if not FORWARDS.fullmatch(launch.last_word):
-                out.append(
-                    self.finding(
-                        launch.loc,
-                        'this launch does not end with "$@": users cannot add or override settings on the command line',
-                    )
+            if FORWARDS.fullmatch(launch.last_word):
+                continue
+            if _forwards_earlier(ctx, launch):
+                message = (
+                    'the script\'s arguments ("$@") come before the last overrides of this launch: those win, '
+                    "and a user cannot override them on the command line"
                 )
+            else:
+                message = (
+                    'this launch does not end with "$@": users cannot add or override settings on the command line'
+                )
+            out.append(self.finding(launch.loc, message))
         return out
+
+
+def _forwards_earlier(ctx, launch) -> bool:
+    """Whether a word of the launch's command before its last one is `"$@"` (Hydra applies
+    overrides in order: what follows it wins over the user's)."""
+    script = {s.path: s for s in ctx.scripts()}.get(launch.loc.path)
+    node, _ = script.word_at(launch.loc) if script is not None else (None, None)
+    while node is not None and node.type != "command":
+        node = node.parent
+    if node is None:
+        return False
+    words = [script.text(c) for i, c in enumerate(node.children) if node.field_name_for_child(i) == "argument"]
+    return any(FORWARDS.fullmatch(w) for w in words[:-1])
