@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from .expand import escaped_blanks_before, with_escaped_blanks, word_groups
 from .notes import NoteKind
 from .state import State, Var
-from .words import Field, join_pieces, split_fields
+from .words import Field, join_pieces
 
 if TYPE_CHECKING:
     from .evaluate import Interpreter
@@ -90,7 +90,8 @@ class Commands:
         argv = []
         for group in words:
             first = next(n for n in group if not isinstance(n, str))
-            argv.extend(split_fields(self.i.expander.group_chunks(group, st), ifs, self.i.script.loc(first)))
+            chunks = self.i.expander.group_chunks(group, st)
+            argv.extend(self.i.expander.word_fields(chunks, ifs, self.i.script.loc(first)))
         if not argv:
             for group in assigns:
                 self.i.variables.assign_node(group[0], st, extra=group[1:])
@@ -179,6 +180,9 @@ class Commands:
             return self._with_prefix(assigns, st, lambda: self.run_command(node, argv, st, depth, last_word))
         if name in st.funcs:
             return self.i.flow.call_function(name, argv[1:], st, depth, loc)
+        if st.captured is not None and name in ("echo", "printf"):  # inside $(f ...): what it prints
+            st.status = 0 if self.i.expander.output.print_to(name, argv[1:], st.captured) else 1
+            return [st]
         handler = self.i.builtin_table.get(name)
         if handler is not None:
             return handler(node, argv, st, depth, loc)
@@ -265,6 +269,7 @@ class Commands:
         script = self.i.ctx.load(path)
         if script is None:
             return [self.i.unfollowed(st, self.i.script.loc(node), f"cannot read {path}")]
+        self.i.ctx.leave_unset(script)
         child = State(vars=self._exported(st, assigns), funcs={}, positional=tuple(args))
         child.vars["BASH_SOURCE"] = Var((Field.of(path),))
         child.launches, child.notes = list(st.launches), list(st.notes)

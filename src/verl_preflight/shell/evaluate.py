@@ -136,6 +136,13 @@ class Context:
             return None
         return Field((Unknown("${" + name + "}", f"environment variable {name}"),))
 
+    def leave_unset(self, script: Script) -> None:
+        """A script started as a program (`exec bash other.sh`) reads its own inputs: in a profile,
+        as in the main script, one read with a default (`${TRAIN_FILES:-...}`) and not passed to it
+        is unset, so the default applies (under --profile current the real environment decides)."""
+        if self.ambient is None:
+            self.unset_inputs |= scan(script, read_file=self.read_file).inputs
+
     def load(self, path: str) -> Script | None:
         """The parsed file at `path` (read once, shared across profiles); None if unreadable."""
         script = self.parsed.get(path)

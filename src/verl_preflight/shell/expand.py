@@ -27,6 +27,7 @@ from .words import (
     Chunk,
     Field,
     Unknown,
+    brace_expand,
     join_field,
     pattern_regex,
     split_fields,
@@ -205,8 +206,13 @@ class Expander:
         source = self.host.script.source
         for group in word_groups(nodes, source):
             loc = self.host.script.loc(group[0])
-            out.extend(split_fields(self.group_chunks(with_escaped_blanks(group, source), st), ifs, loc))
+            out.extend(self.word_fields(self.group_chunks(with_escaped_blanks(group, source), st), ifs, loc))
         return out
+
+    @staticmethod
+    def word_fields(chunks: list, ifs: str, loc) -> list[Field]:
+        """The fields of one expanded word: brace expansion first, then field splitting."""
+        return [f for variant in brace_expand(chunks) for f in split_fields(variant, ifs, loc)]
 
     def group_chunks(self, group, st: State, quoted: bool = False) -> list:
         """Chunks of one bash word that tree-sitter may have cut into adjacent nodes.

@@ -85,6 +85,7 @@ class State:
     call_depth: int = 0
     source_depth: int = 0
     excluded: dict = field(default_factory=dict)  # variable -> literals ruled out on this path
+    captured: list | None = None  # inside `$(f ...)` of a script function: what echo / printf print
 
     def fork(self) -> State:
         return State(
@@ -105,6 +106,7 @@ class State:
             call_depth=self.call_depth,
             source_depth=self.source_depth,
             excluded=self.excluded,
+            captured=list(self.captured) if self.captured is not None else None,
         )
 
     def assume(self, assumption) -> State:

@@ -101,9 +101,32 @@ class CommandOutput:
         if any(c.type == "variable_assignment" for c in flat[:1]):
             raise _NotStatic
         argv = self.x.expand_args(flat, st)
+        if argv and argv[0].value in st.funcs:
+            return self._function_output(argv, st, out)
         if not argv or argv[0].value not in _PURE:
             raise _NotStatic
         return self._static_command(argv[0].value, argv[1:], st, out, cwd)
+
+    def _function_output(self, argv: list[Field], st, out: list) -> bool:
+        """`$(f ARGS)` of a function the script defines: its body is run by the interpreter
+        (reading, never executing) with what echo and printf print captured; known when every
+        path through it prints the same (else the substitution stays unknown)."""
+        st.captured = []
+        ends = self.host.flow.call_function(argv[0].value, argv[1:], st, 0, argv[0].loc)
+        printed = {tuple(join_pieces(r.captured or [])) for r in ends}
+        if len(printed) != 1 or any(r.incomplete for r in ends):
+            raise _NotStatic
+        out.extend(printed.pop())
+        return all(r.status == 0 for r in ends)
+
+    def print_to(self, name: str, args: list[Field], out: list) -> bool:
+        """What `echo ARGS` / `printf ARGS` print, appended to `out`; an unknown piece when that is
+        not known statically. (The status.)"""
+        try:
+            return self._static_command(name, args, None, out, [None])
+        except _NotStatic:
+            out.append(Unknown(None, f"what {name} prints"))
+            return True
 
     def _static_command(self, name: str, args: list[Field], st, out: list, cwd: list) -> bool:
         if name in (":", "true"):

@@ -202,3 +202,107 @@ def pattern_regex(chunks) -> re.Pattern | None:
         return re.compile("".join(parts), re.DOTALL)
     except re.error:
         return None
+
+
+MAX_BRACE_WORDS = 256  # a word's brace expansion stops growing here (`{1..100000}` stays bounded)
+
+
+def brace_expand(chunks: list) -> list[list]:
+    """Bash's brace expansion of one word, done first, on the text the word writes itself
+    (literal, unquoted chunks): `p{a,b}q` is `paq pbq`, `{1..3}` is `1 2 3`, `{a..c}`, `{01..10}`,
+    `{1..9..2}`; nested and several braces expand in turn. A brace with no top-level comma
+    and no sequence (`{x}`, `{}`) stays as it is. Only a brace within one piece of literal
+    text is expanded (one written across a quote or an expansion, `{"a",b}`, stays)."""
+    chunks = _joined_literals(chunks)
+    for i, chunk in enumerate(chunks):
+        if chunk is BREAK or not chunk.literal or chunk.quoted or not isinstance(chunk.piece, str):
+            continue
+        found = _brace(chunk.piece)
+        if found is None:
+            continue
+        start, end, items = found
+        out: list[list] = []
+        for item in items:
+            text = chunk.piece[:start] + item + chunk.piece[end:]
+            variant = [*chunks[:i], Chunk(text, False, True, chunk.loc), *chunks[i + 1 :]]
+            out.extend(brace_expand(variant))
+            if len(out) >= MAX_BRACE_WORDS:
+                return out[:MAX_BRACE_WORDS]
+        return out
+    return [chunks]
+
+
+def _joined_literals(chunks: list) -> list:
+    """Adjacent pieces of literal, unquoted text as one (tree-sitter cuts `x{1,2}` into several)."""
+    out: list = []
+    for c in chunks:
+        prev = out[-1] if out else None
+        if (
+            c is not BREAK
+            and prev is not None
+            and prev is not BREAK
+            and c.literal
+            and prev.literal
+            and not c.quoted
+            and not prev.quoted
+            and isinstance(c.piece, str)
+            and isinstance(prev.piece, str)
+        ):
+            out[-1] = Chunk(prev.piece + c.piece, False, True, prev.loc)
+        else:
+            out.append(c)
+    return out
+
+
+def _brace(text: str) -> tuple[int, int, list[str]] | None:
+    """(start, end, alternatives) of the first brace expression in `text`, or None."""
+    for start, ch in enumerate(text):
+        if ch != "{" or (start and text[start - 1] in "$\\"):
+            continue
+        depth, commas = 0, []
+        for end in range(start, len(text)):
+            c = text[end]
+            if c == "\\":
+                continue
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+                if depth == 0:
+                    body = text[start + 1 : end]
+                    if commas:
+                        cuts = [start + 1, *[k + 1 for k in commas], end + 1]
+                        return start, end + 1, [text[a : b - 1] for a, b in zip(cuts, cuts[1:], strict=False)]
+                    seq = _sequence(body)
+                    if seq is not None:
+                        return start, end + 1, seq
+                    break
+            elif c == "," and depth == 1:
+                commas.append(end)
+    return None
+
+
+def _sequence(body: str) -> list[str] | None:
+    """`1..5`, `5..1`, `01..10` (padded), `1..9..2`, `a..e`: the items; None for anything else."""
+    import re
+
+    m = re.fullmatch(r"(-?\d+)\.\.(-?\d+)(?:\.\.(-?\d+))?", body)
+    if m:
+        a, b = int(m.group(1)), int(m.group(2))
+        step = abs(int(m.group(3) or 1)) or 1
+        width = (
+            max(len(m.group(1)), len(m.group(2)))
+            if m.group(1).lstrip("-").startswith("0") or m.group(2).lstrip("-").startswith("0")
+            else 0
+        )
+        values = range(a, b + 1, step) if a <= b else range(a, b - 1, -step)
+        if len(values) > MAX_BRACE_WORDS:
+            return None
+        return [str(v).zfill(width) if width else str(v) for v in values]
+    m = re.fullmatch(r"([A-Za-z])\.\.([A-Za-z])(?:\.\.(-?\d+))?", body)
+    if m:
+        a, b = ord(m.group(1)), ord(m.group(2))
+        step = abs(int(m.group(3) or 1)) or 1
+        values = range(a, b + 1, step) if a <= b else range(a, b - 1, -step)
+        return [chr(v) for v in values]
+    return None
