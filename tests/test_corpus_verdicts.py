@@ -385,6 +385,52 @@ VERDICTS += [
     for corpus, places in FORWARDS_TOO_EARLY.items()
     for script, line in places
 ]
+# a variable an override reads that the script never assigns, with no default (issue 20): without
+# `set -u` bash expands it to nothing. TRUE where nothing in verl's or the project's docs exports it
+# for the script; the ones an outside launcher exports (Logic-RL's README, ARNOLD_* of a cluster) hold
+# as said: unless the environment exports it, the value is empty.
+UNASSIGNED = {
+    V07: [
+        ("examples/grpo_trainer/run_deepseek671b_math_megatron_80gb.sh", 116, "CKPT_DIR: no line sets it"),
+        ("examples/grpo_trainer/run_gptoss_20b.sh", 39, "gsm8k_train_path: the script sets train_files= instead"),
+        ("examples/grpo_trainer/run_gptoss_20b.sh", 40, "gsm8k_test_path: the script sets test_files= instead"),
+        ("examples/grpo_trainer/run_qwen3_8b_grpo_sglang_1k_spmd_npu.sh", 26, "$pwd (lowercase) is not $PWD"),
+        ("examples/grpo_trainer/run_qwen3_8b_grpo_sglang_32k_spmd_npu.sh", 26, "$pwd (lowercase) is not $PWD"),
+        ("examples/grpo_trainer/run_qwen3_vl-235b-megatron.sh", 30, "RAY_DATA_HOME in HF_MODEL_PATH's default"),
+        ("examples/grpo_trainer/run_qwen3_vl-30b-megatron.sh", 30, "RAY_DATA_HOME in HF_MODEL_PATH's default"),
+        ("examples/grpo_trainer/run_qwen3_vl-8b-megatron.sh", 36, "RAY_DATA_HOME in HF_MODEL_PATH's default"),
+        ("examples/grpo_trainer/run_qwen3moe-30b_megatron_96gb.sh", 97, "aime24_test_path: no line sets it"),
+        ("examples/gspo_trainer/run_qwen30b_gspo.sh", 186, "ARNOLD_WORKER_GPU: exported by the cluster's launcher"),
+        ("examples/gspo_trainer/run_qwen30b_gspo.sh", 187, "ARNOLD_WORKER_NUM: exported by the cluster's launcher"),
+        ("examples/ppo_trainer/run_moonlight16b_a3b_gsm8k_megatron.sh", 55, "LLM: the script sets HF_MODEL_PATH"),
+        ("examples/sglang_multiturn/run_qwen2.5-3b_gsm8k_multiturn_vllm_fsdp.sh", 35, "use_kl_loss: never set"),
+        ("examples/tuning/70b/qwen2-70b_grpo_32_h20_fsdp_vllm.sh", 9, "data_path: the script sets gsm8k_train_path"),
+    ],
+    V041: [
+        ("examples/grpo_trainer/run_deepseek671b_math_megatron.sh", 103, "CKPT_DIR: no line sets it"),
+        ("examples/ppo_trainer/run_moonlight16b_a3b_gsm8k_megatron.sh", 57, "LLM: the script sets HF_MODEL_PATH"),
+        ("examples/tuning/70b/qwen2-70b_grpo_32_h20_fsdp_vllm.sh", 9, "data_path: the script sets gsm8k_train_path"),
+    ],
+    LOGIC_RL: [
+        (f"scripts/train_ppo_{size}_4gpu.sh", line, f"{name}: nothing in the project exports it")
+        for size, places in {
+            "3B": [
+                (2, "DATA_DIR"),
+                (8, "BASE_MODEL"),
+                (13, "ROLLOUT_TP_SIZE"),
+                (27, "N_GPUS"),
+                (32, "EXPERIMENT_NAME"),
+            ],
+            "7B": [(2, "DATA_DIR"), (8, "BASE_MODEL"), (36, "N_GPUS"), (41, "EXPERIMENT_NAME")],
+        }.items()
+        for line, name in places
+    ],
+}
+VERDICTS += [
+    (corpus, script, line, "unassigned-variable", TRUE, f"bash expands an unset variable to nothing: {why}")
+    for corpus, places in UNASSIGNED.items()
+    for script, line, why in places
+]
 DUMMY_GUARD = (
     "`[ -z \"${DUMMY_MODEL_CONFIG_PATH}\" ]` under set -u with no default: bash stops there ('unbound variable'), "
     f"before the script's own message ({STUB_BASH})"

@@ -23,7 +23,7 @@ from .rules.tool.file_too_large import FileTooLarge
 from .rules.tool.profiles_capped import ProfilesCapped
 from .rules.view import ScriptContext, build_view
 from .shell import profiles as prof
-from .shell.evaluate import Allowance, Budget, evaluate
+from .shell.evaluate import Allowance, Budget, evaluate, set_by_environment
 from .shell.parse import parse_script, syntax_notes
 from .shell.words import Field
 from .source import DEFAULT_MAX_BYTES, ReadError, Recorder, TooLarge, read_script
@@ -180,7 +180,8 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
                 findings.extend(this.findings)
             result.profiles.append(ProfileResult(profile, outcome.status, launches))
     if opts.schema is not None:
-        findings.extend(run_script_rules(opts.schema, ScriptContext(script, parsed, all_launches, read_file.text)))
+        context = ScriptContext(script, parsed, all_launches, read_file.text, info, set_by_environment(script))
+        findings.extend(run_script_rules(opts.schema, context))
     scripts = {script.path: script, **{s.path: s for s in parsed.values()}}
     findings = fix.resolve(findings, checked, scripts, unseen, elsewhere)
     result.reached = {(f.loc.path, f.loc.line, f.loc.col) for la in checked for f in la.spec.argv if f.loc}

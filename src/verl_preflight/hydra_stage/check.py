@@ -455,6 +455,30 @@ def check_launch(spec, config_name: str | None, cache, search) -> list:
     return findings
 
 
+def _missing_vendor(spec) -> str | None:
+    """`python3 -m pkg.verl.trainer.main_ppo` where neither the script's project holds pkg/ nor
+    this Python can import pkg (looked up, never imported): the message, else None. A warning:
+    the launch may run from another folder or in another environment."""
+    import importlib.util
+
+    from .tree import project_holds
+
+    if ".verl." not in spec.module or spec.module.startswith("verl."):
+        return None
+    top = spec.module.split(".")[0]
+    path = spec.loc.path if spec.loc else "-"
+    try:
+        importable = importlib.util.find_spec(top) is not None
+    except (ImportError, ValueError):
+        importable = False
+    if importable or project_holds(path, top):
+        return None
+    return (
+        f"No module named {top} here: neither the script's project (its folder and those above, up to the "
+        "repository root) holds it, nor is it installed in this Python"
+    )
+
+
 def _grammar_only(spec, cache) -> list:
     """Hydra's grammar on the overrides of a launch whose root config is not here: Hydra parses
     every override before it composes (overrides_parser.py:96), so a syntax error fails the launch
@@ -485,6 +509,9 @@ def _entry_and_root(spec, config_name: str | None, cache, search) -> list | None
     from .tree import OWN_OPTIONS, has_source, in_verl, module_exists
 
     exists, close = module_exists(cache.source, spec.module)
+    missing = _missing_vendor(spec)
+    if missing:
+        return [UnknownModule.emit(spec.argv[spec.entry].loc if spec.argv else spec.loc, missing, at_most="warning")]
     if exists is False:
         where = spec.argv[spec.entry].loc if spec.argv and spec.argv[spec.entry].loc else spec.loc
         hint = f" (did you mean {' or '.join(close)}?)" if close else ""

@@ -78,6 +78,18 @@ def _from_dir(path: str, origin: str) -> ConfigSource:
     return ConfigSource(abspath, version, package_root, origin)
 
 
+def _project_folders(script_path: str):
+    """The script's folder and those above it, up to the repository root (a folder with .git):
+    where `python3 -m` run from the project finds its packages."""
+    cur = os.path.dirname(os.path.abspath(script_path))
+    for _ in range(32):
+        yield cur
+        parent = os.path.dirname(cur)
+        if parent == cur or os.path.isdir(os.path.join(cur, ".git")):
+            return
+        cur = parent
+
+
 def vendored(script_path: str, module: str) -> ConfigSource | None:
     """The verl a launch of `module` from this script runs when the script sits in a project that
     holds a verl package: `python3 -m verl.X` run from the project's root imports the `verl/` there
@@ -89,19 +101,19 @@ def vendored(script_path: str, module: str) -> ConfigSource | None:
     if inner is None:
         return None
     prefix = module[: -len(inner)].rstrip(".").split(".") if module != inner else []
-    cur = os.path.dirname(os.path.abspath(script_path))
-    for _ in range(32):
+    for cur in _project_folders(script_path):
         package = os.path.join(cur, *prefix, "verl")
         config = os.path.join(package, "trainer", "config")
         if os.path.isfile(os.path.join(config, "ppo_trainer.yaml")):
             rel = os.path.relpath(package)
             shown = os.path.join(os.path.basename(os.path.dirname(package)), "verl") if rel.startswith("..") else rel
             return _from_dir(config, f"vendored, {shown}")
-        parent = os.path.dirname(cur)
-        if parent == cur or os.path.isdir(os.path.join(cur, ".git")):
-            return None
-        cur = parent
     return None
+
+
+def project_holds(script_path: str, package: str) -> bool:
+    """Whether the script's project (`_project_folders`) holds a top-level package folder."""
+    return script_path != "-" and any(os.path.isdir(os.path.join(d, package)) for d in _project_folders(script_path))
 
 
 def _installed_version(root: str) -> str | None:

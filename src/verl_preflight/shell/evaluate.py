@@ -82,12 +82,25 @@ SLURM_BATCH = frozenset(
 )
 
 
+# and what sbatch sets when a directive asks for it
+SLURM_BY_DIRECTIVE = {
+    "--gpus-per-node": "SLURM_GPUS_PER_NODE",
+    "--ntasks-per-node": "SLURM_NTASKS_PER_NODE",
+    "--ntasks": "SLURM_NTASKS",
+    "--cpus-per-task": "SLURM_CPUS_PER_TASK",
+    "--gpus": "SLURM_GPUS",
+}
+
+
 def set_by_environment(script: Script) -> frozenset:
     """The variables bash is sure to have when this script runs: bash's own, and Slurm's for
     a batch script (one with #SBATCH directives)."""
-    if any(line.startswith(b"#SBATCH") for line in script.source.splitlines()[:200]):
-        return ALWAYS_SET | SLURM_BATCH
-    return ALWAYS_SET
+    directives = [ln for ln in script.source.splitlines()[:200] if ln.startswith(b"#SBATCH")]
+    if not directives:
+        return ALWAYS_SET
+    text = b"\n".join(directives).decode("utf-8", "replace")
+    asked = {name for option, name in SLURM_BY_DIRECTIVE.items() if f"{option}=" in text or f"{option} " in text}
+    return ALWAYS_SET | SLURM_BATCH | asked
 
 
 @dataclass
@@ -232,6 +245,10 @@ class Interpreter:
 
     def note(self, st: State, loc, kind: NoteKind, message: str, key=None) -> None:
         st.notes.append(Note(kind, loc, message, key))
+
+    def call_function(self, name: str, args: list[Field], st: State, loc) -> list[State]:
+        """Run a function the script defines on `st` (for `$(f ARGS)`): the states it ends in."""
+        return self.flow.call_function(name, args, st, 0, loc)
 
     def note_once(self, st: State, loc, kind: NoteKind, message, key=None) -> None:
         for n in st.notes:

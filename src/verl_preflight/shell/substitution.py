@@ -112,7 +112,7 @@ class CommandOutput:
         (reading, never executing) with what echo and printf print captured; known when every
         path through it prints the same (else the substitution stays unknown)."""
         st.captured = []
-        ends = self.host.flow.call_function(argv[0].value, argv[1:], st, 0, argv[0].loc)
+        ends = self.host.call_function(argv[0].value, argv[1:], st, argv[0].loc)
         printed = {tuple(join_pieces(r.captured or [])) for r in ends}
         if len(printed) != 1 or any(r.incomplete for r in ends):
             raise _NotStatic

@@ -89,6 +89,7 @@ class _Module:
         self.name = name
         self.package = name if is_package else name.rpartition(".")[0]
         self.classes: dict[str, ast.ClassDef] = {}
+        self.functions: dict[str, ast.FunctionDef] = {}
         self.imports: dict[str, tuple[str, str | None]] = {}  # local name -> (module, attribute)
         self.star: list[str] = []
         self.assigns: dict[str, ast.expr] = {}
@@ -106,6 +107,8 @@ class _Module:
         for node in body:
             if isinstance(node, ast.ClassDef):
                 self.classes[node.name] = node
+            elif isinstance(node, ast.FunctionDef):
+                self.functions[node.name] = node
             elif isinstance(node, ast.ImportFrom):
                 module = self._absolute(node.module, node.level)
                 for alias in node.names:
@@ -175,6 +178,8 @@ class Registry:
             return None
         if name in mod.classes:
             return module, name, mod.classes[name]
+        if name in mod.functions:
+            return module, name, mod.functions[name]
         if name in mod.assigns:
             value = mod.assigns[name]
             ref = dotted(value) if isinstance(value, ast.Name | ast.Attribute) else None
@@ -612,7 +617,7 @@ class _Checks:
             if ref is None or ref.startswith("self."):
                 return node
             found = self.registry._resolve_dotted(self.module, ref)
-            if found is None or isinstance(found[2], ast.ClassDef) or found[1] == "":
+            if found is None or isinstance(found[2], ast.ClassDef | ast.FunctionDef) or found[1] == "":
                 return None
             node = found[2]
             if not isinstance(node, ast.Name | ast.Attribute):
@@ -689,3 +694,11 @@ def verl_dataclasses(verl_root: str | None = None) -> Registry | None:
     one Registry per tree per process. None when no verl tree is found."""
     root = find_verl_root(verl_root)
     return None if root is None else _registry(os.path.realpath(root))
+
+
+def verl_sources(package_root: str | None) -> Registry | None:
+    """The verl package at `package_root` read as source (any version: it need not have config
+    dataclasses); None when it holds no verl sources (a bare config tree)."""
+    if not package_root or not os.path.isfile(os.path.join(package_root, "trainer", "main_ppo.py")):
+        return None
+    return _registry(os.path.realpath(package_root))

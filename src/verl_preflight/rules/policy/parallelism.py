@@ -36,7 +36,8 @@ class Parallelism(Rule):
     )
     ground_truth = (
         "megatron-core 0.16.1 megatron/core/parallel_state.py:786-795 (same in 0.18.0); "
-        "verl 0.9.1 verl/workers/rollout/replica.py:107-116"
+        "verl 0.9.1 verl/workers/rollout/replica.py:107-116 and verl/workers/engine_workers.py:655-660 (world_size % "
+        "(TP x DP x PP)); verl v0.4.1 verl/workers/fsdp_workers.py:406 (world_size % infer_tp)"
     )
     bad = "trainer.nnodes=1 trainer.n_gpus_per_node=8 ...tensor_model_parallel_size=3"
     good = "trainer.nnodes=1 trainer.n_gpus_per_node=8 ...tensor_model_parallel_size=2"
@@ -57,7 +58,7 @@ class Parallelism(Rule):
                 if role != ROLES[0] and not any(view.setting(f"{role}.{k}") for k in LAYOUT + EXPERT):
                     continue  # the ref inherits the actor's layout: reported on the actor's keys
                 self._training(view, role, world, nnodes, per_node, report)
-        self._rollout(view, per_node, report)
+        self._rollout(view, world, per_node, report)
         return out
 
     @staticmethod
@@ -85,13 +86,23 @@ class Parallelism(Rule):
             )
 
     @staticmethod
-    def _rollout(view, per_node, report) -> None:
+    def _rollout(view, world, per_node, report) -> None:
         tp = view.int_value(f"{ROLLOUT}.tensor_model_parallel_size")
         dp = view.int_value(f"{ROLLOUT}.data_parallel_size") or 1
         pp = view.int_value(f"{ROLLOUT}.pipeline_model_parallel_size") or 1
         if not tp or min(tp, dp, pp) < 1:
             return
         replica = tp * dp * pp
+        if world % replica:
+            shown = f"TP x DP x PP = {tp}x{dp}x{pp} = {replica}" if replica != tp else f"TP {tp}"
+            own = view.setting(f"{ROLLOUT}.tensor_model_parallel_size") is not None
+            default = "" if own else " (verl's default TP)"
+            report(
+                f"{ROLLOUT}.tensor_model_parallel_size" if own else "trainer.n_gpus_per_node",
+                f"the rollout's {shown}{default} does not divide the world of {world} devices: verl asserts "
+                "rollout world_size % infer_tp == 0 when its workers start",
+            )
+            return
         on_one_node = min(per_node, replica)
         if replica % on_one_node:
             report(
