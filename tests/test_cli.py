@@ -128,7 +128,7 @@ def test_findings_merge_across_profiles(tmp_path, capsys):
 MODE=${MODE:-a}
 case "$MODE" in a) N=1 ;; b) N=2 ;; esac
 python3 -m verl.trainer.main_ppo trainer.nnodes=$N trainer.no_such=1 \\
-    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "$@"
+    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 critic.ppo_micro_batch_size_per_gpu=1 "$@"
 """,
     )
     code, out, _ = run(capsys, "--format", "json", path)
@@ -233,7 +233,7 @@ def test_strict_turns_warnings_into_failure(tmp_path, capsys):
         tmp_path,
         "w.sh",
         "#!/usr/bin/env bash\nset -u\npython3 -m verl.trainer.main_ppo data.train_files=$TRAIN "
-        'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 data.train_batch_size=512 "$@"\n',
+        'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 critic.ppo_micro_batch_size_per_gpu=1 data.train_batch_size=512 "$@"\n',
     )
     code, out, _ = run(capsys, path)
     assert code == 0 and "unset-variable" in out

@@ -132,13 +132,25 @@ VERDICTS = [
     (
         V07,
         "examples/rollout_correction/run_with_rollout_corr.sh",
-        82,
-        "batch-arithmetic",
+        63,
+        "verl-check",
         TRUE,
         "verl v0.7.0 verl/workers/config/actor.py:184-187 — ActorConfig.__post_init__ asserts 'Please set at least "
         "one of ppo_micro_batch_size or ppo_micro_batch_size_per_gpu' (both null in actor/actor.yaml:21,24, "
-        "use_dynamic_bsz false at :28); main_ppo.py:292 validate_config runs before the workers, and builds the "
-        "ActorConfig at verl/utils/config.py:151 of the verl 0.7.0 wheel (not in the corpus copy)",
+        "use_dynamic_bsz false at :28); main_ppo.py:292 validate_config builds the ActorConfig (utils/config.py:151 "
+        "of the wheel); the real code raises there (tests/test_verl_checks_differential.py, corpus launches); and at "
+        "the same launch, utils/config.py:142 check_mutually_exclusive for the rollout (log_prob micro batch sizes "
+        "both null): an independent second mistake",
+    ),
+    (
+        V041,
+        "examples/grpo_trainer/run_qwen2-7b_seq_balance_math_megatron.sh",
+        15,
+        "verl-check",
+        TRUE,
+        "verl v0.4.1 verl/trainer/ppo/ray_trainer.py:371 — _validate_config on Megatron computes `megatron_dp * "
+        "ppo_micro_batch_size_per_gpu` whatever use_dynamic_bsz says; the script uses dynamic batch size and leaves "
+        "the micro batch null: TypeError (the release's own code raises it, tests/test_verl_checks_differential.py)",
     ),
     (
         V07,

@@ -36,7 +36,7 @@ def test_unknown_group_option_is_not_a_config_group_error(tmp_path, capsys):
     text = ENGINE + (
         'python3 -m verl.trainer.main_ppo model_engine="$ENGINE" '
         "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2 "  # exists under model_engine=megatron
-        'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "$@"\n'
+        'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 critic.ppo_micro_batch_size_per_gpu=1 "$@"\n'
     )
     assert findings(tmp_path, capsys, text) == []
 
@@ -45,7 +45,7 @@ def test_unknown_group_option_keeps_what_fails_under_every_option(tmp_path, caps
     text = ENGINE + (
         'python3 -m verl.trainer.main_ppo model_engine="$ENGINE" \\\n'
         "    trainer.total_epoch=2 \\\n"  # a typo under every option
-        '    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "$@"\n'
+        '    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 critic.ppo_micro_batch_size_per_gpu=1 "$@"\n'
     )
     assert findings(tmp_path, capsys, text) == [(4, "override-missing-key")]
 
@@ -58,7 +58,7 @@ def test_unknown_group_option_no_option_can_match(tmp_path, capsys):
 def test_misspelt_group_with_unknown_option_is_a_missing_key(tmp_path, capsys):
     text = ENGINE + (
         'python3 -m verl.trainer.main_ppo model_engin="$ENGINE" '
-        'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "$@"\n'
+        'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 critic.ppo_micro_batch_size_per_gpu=1 "$@"\n'
     )
     assert findings(tmp_path, capsys, text) == [(3, "override-missing-key")]
 
@@ -84,14 +84,14 @@ def test_module_that_is_no_hydra_app_parses_its_own_arguments(tmp_path, capsys):
 
 def test_main_ppo_still_refuses_a_dash_dash_option(tmp_path, capsys):
     text = (
-        'python3 -m verl.trainer.main_ppo --backend=fsdp actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "$@"\n'
+        'python3 -m verl.trainer.main_ppo --backend=fsdp actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 critic.ppo_micro_batch_size_per_gpu=1 "$@"\n'
     )
     assert findings(tmp_path, capsys, text) == [(2, "hydra-argument")]
 
 
 MINDSPEED = (
     "python3 -m verl.trainer.main_ppo --config-name=ppo_megatron_trainer \\\n"
-    "    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 \\\n"
+    "    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 critic.ppo_micro_batch_size_per_gpu=1 \\\n"
     '    +actor_rollout_ref.actor.megatron.override_transformer_config.use_flash_attn=True "$@"\n'
 )
 
@@ -196,7 +196,7 @@ def findings_of(tmp_path, capsys, text: str, name: str = "run.sh") -> list[tuple
     return sorted((f["line"], f["rule"], f["severity"]) for f in json.loads(capsys.readouterr().out)["findings"])
 
 
-LAUNCH = 'python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "${A[@]}" "$@"\n'
+LAUNCH = 'python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 critic.ppo_micro_batch_size_per_gpu=1 "${A[@]}" "$@"\n'
 
 
 def test_the_same_key_twice_with_the_same_value_is_no_duplicate(tmp_path, capsys):

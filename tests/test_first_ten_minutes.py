@@ -111,7 +111,7 @@ case "$DEVICE" in
   *) echo "unsupported $DEVICE"; exit 1 ;;
 esac
 python3 -m verl.trainer.main_ppo trainer.n_gpus_per_node=$N \\
-    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "$@"
+    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 critic.ppo_micro_batch_size_per_gpu=1 "$@"
 """
 
 
@@ -340,7 +340,7 @@ DEVICE=${DEVICE:-gpu}
 if [ "$DEVICE" = "gpu" ]; then
   TRAIN=/data/train.parquet
 fi
-python3 -m verl.trainer.main_ppo data.train_files=$TRAIN actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "$@"
+python3 -m verl.trainer.main_ppo data.train_files=$TRAIN actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 critic.ppo_micro_batch_size_per_gpu=1 "$@"
 """,
     )
     code, out, _ = run(capsys, "--format", "json", script)

@@ -43,7 +43,7 @@ def script(tmp_path, model_path: str, *overrides: str) -> str:
         f"MODEL_PATH=${{MODEL_PATH:-{model_path}}}\n"
         "python3 -m verl.trainer.main_ppo model_engine=megatron "
         'actor_rollout_ref.model.path="$MODEL_PATH" '
-        "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "
+        "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 critic.ppo_micro_batch_size_per_gpu=1 "
         "actor_rollout_ref.actor.megatron.use_mbridge=True "
         f'trainer.nnodes=1 trainer.n_gpus_per_node=8 {args} "$@"\n'
     )

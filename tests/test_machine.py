@@ -144,7 +144,7 @@ def test_a_tool_that_lists_nothing_is_said(bin_dir):
 SCRIPT = """#!/usr/bin/env bash
 set -euo pipefail
 python3 -m verl.trainer.main_ppo \\
-    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 \\
+    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 critic.ppo_micro_batch_size_per_gpu=1 \\
     trainer.nnodes=1 \\
     trainer.n_gpus_per_node=8 \\
     "$@"
@@ -226,7 +226,7 @@ def test_a_job_submitted_to_a_ray_cluster_does_not_get_the_shells_visibility(tmp
     script = tmp_path / "submit.sh"
     body = (
         "#!/usr/bin/env bash\nexport CUDA_VISIBLE_DEVICES=0\n"
-        "{launcher} python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "
+        "{launcher} python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 critic.ppo_micro_batch_size_per_gpu=1 "
         'trainer.device=cuda trainer.n_gpus_per_node=8 "$@"\n'
     )
     script.write_text(body.format(launcher="ray job submit --address=http://head:8265 --"))
@@ -256,7 +256,7 @@ def test_the_env_command_sets_and_unsets_what_the_launch_gets(tmp_path, capsys, 
     (real bash and coreutils env agree: the stub python3 of a bash run sees the same)."""
     script = tmp_path / "env.sh"
     launch = (
-        "python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "
+        "python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 critic.ppo_micro_batch_size_per_gpu=1 "
         'trainer.device=cuda trainer.n_gpus_per_node=8 "$@"'
     )
     script.write_text("#!/usr/bin/env bash\n" + lines.format(launch=launch) + "\n")

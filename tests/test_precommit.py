@@ -23,7 +23,7 @@ GOOD = """\
 #!/usr/bin/env bash
 set -euo pipefail
 python3 -m verl.trainer.main_ppo data.train_batch_size=64 actor_rollout_ref.actor.ppo_mini_batch_size=16 \\
-    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2 trainer.total_epochs=1 "$@"
+    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=2 critic.ppo_micro_batch_size_per_gpu=2 trainer.total_epochs=1 "$@"
 """
 BAD = GOOD.replace("trainer.total_epochs=1", "trainer.total_epoch=1")
 # the hook's environment has no megatron-core: the shipped key data still catches the typo

@@ -53,7 +53,8 @@ def test_unknown_release_exits_2(capsys):
 NEW_KEY = """\
 #!/usr/bin/env bash
 python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.fsdp_config.turbo_config.distributed.expert_parallel_size=1 \\
-    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1
+    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 \\
+    critic.ppo_micro_batch_size_per_gpu=1
 """  # a key verl 0.9.1 has and 0.8.0 has not; no "$@": a launch-passes-args warning on both
 
 

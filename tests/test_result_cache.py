@@ -18,7 +18,7 @@ from verl_preflight.rules.schema import load_schema
 from verl_preflight.runner import run_files
 from verl_preflight.validate import Options
 
-LAUNCH = 'python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "${A[@]}" "$@"\n'
+LAUNCH = 'python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 critic.ppo_micro_batch_size_per_gpu=1 "${A[@]}" "$@"\n'
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ def test_shipped_schema_loads_and_every_policy_is_documented():
         "qwen35-gpu-bshd",
         "transformer-config-key",
         "parallelism",
-        "batch-arithmetic",
+        "verl-check",
     } <= set(ids)
     assert all(i in registry() for i in ids)
     assert schema.backends == {}  # MindSpeed's keys come from its sources (verl_preflight.sources), not a list
@@ -39,7 +39,7 @@ def test_shipped_schema_loads_and_every_policy_is_documented():
         ("version: 1\npolicies:\n  - id: a\n    rule: nope\n", 4, "unknown rule"),
         ("version: 1\npolicies:\n  - id: a\n    kind: required-value\n", 3, "needs `keys`"),
         ("version: 1\npolicies:\n  - {id: parallelism}\n  - {id: parallelism}\n", 4, "twice"),
-        ("version: 1\npolicies:\n  - {id: parallelism, rule: batch-arithmetic}\n", 3, "unknown rule"),
+        ("version: 1\npolicies:\n  - {id: parallelism, rule: verl-check}\n", 3, "unknown rule"),
         ("version: 1\npolicies: [\n", 3, "not valid YAML"),
     ],
 )
@@ -102,7 +102,7 @@ def test_pyproject_paths_excludes_and_severity(tmp_path, capsys, monkeypatch):
     (scripts / "old").mkdir(parents=True)
     body = (
         "#!/usr/bin/env bash\nA=(trainer.total_epochs=1 trainer.total_epochs=2)\n"
-        'python3 -m verl.trainer.main_ppo "${A[@]}" actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "$@"\n'
+        'python3 -m verl.trainer.main_ppo "${A[@]}" actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 critic.ppo_micro_batch_size_per_gpu=1 "$@"\n'
     )
     (scripts / "run.sh").write_text(body)
     (scripts / "old" / "legacy.sh").write_text(body.replace("total_epochs=1", "total_epoch=1"))

@@ -14,7 +14,7 @@ import pytest
 from verl_preflight.cli import main
 
 OTC = "actor_rollout_ref.actor.megatron.override_transformer_config"
-BASE = "model_engine=megatron actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 data.train_batch_size=512"
+BASE = "model_engine=megatron actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 critic.ppo_micro_batch_size_per_gpu=1 data.train_batch_size=512"
 
 
 def script(tmp_path, body: str, name: str = "run.sh") -> str:
@@ -120,7 +120,7 @@ def test_qwen35_bshd_only_on_the_megatron_engine_below_megatron_core_0_18(tmp_pa
     path = script(
         tmp_path,
         f"python3 -m verl.trainer.main_ppo model_engine={engine} "
-        "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "
+        "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 critic.ppo_micro_batch_size_per_gpu=1 "
         'actor_rollout_ref.model.path=/models/Qwen3.5-35B-A3B actor_rollout_ref.model.use_remove_padding=True "$@"\n',
     )
     found = [f for f in findings(capsys, *stack, path) if f["rule"] == "qwen35-gpu-bshd"]

@@ -14,7 +14,7 @@ ARGS=(
     {line_directive}
     trainer.total_epochs=2
 )
-python3 -m verl.trainer.main_ppo "${{ARGS[@]}}" actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 \\
+python3 -m verl.trainer.main_ppo "${{ARGS[@]}}" actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 critic.ppo_micro_batch_size_per_gpu=1 \\
     actor_rollout_ref.actor.ppo_mini_batch_size=8 data.train_batch_size=16 "$@"
 """
 

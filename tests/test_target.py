@@ -16,7 +16,7 @@ from conftest import run_cli, write_file
 from verl_preflight.cli import main
 
 OTC = "actor_rollout_ref.actor.megatron.override_transformer_config"
-MEGATRON = "model_engine=megatron actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 data.train_batch_size=512"
+MEGATRON = "model_engine=megatron actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 critic.ppo_micro_batch_size_per_gpu=1 data.train_batch_size=512"
 
 
 def write(tmp_path, body: str, name: str = "run.sh") -> str:
@@ -209,7 +209,7 @@ def project(tmp_path, config: str | None = PROJECT_CONFIG) -> str:
     return write(
         tmp_path / "scripts",
         'ROOT="$(pwd)"\npython3 -m verl.trainer.main_ppo --config-path="$ROOT/conf" --config-name=mine \\\n'
-        '    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 trainer.total_epoch=2 "$@"\n',
+        '    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 critic.ppo_micro_batch_size_per_gpu=1 trainer.total_epoch=2 "$@"\n',
     )
 
 
@@ -242,7 +242,7 @@ def test_a_relative_config_path_is_relative_to_the_entry_module(tmp_path, capsys
     path = write(
         tmp_path,
         "python3 -m verl.trainer.main_ppo --config-path=config --config-name=ppo_trainer "
-        'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 trainer.total_epoch=2 "$@"\n',
+        'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 critic.ppo_micro_batch_size_per_gpu=1 trainer.total_epoch=2 "$@"\n',
     )
     doc = report(capsys, path)
     assert [f["rule"] for f in doc["findings"]] == ["override-missing-key"]
@@ -269,7 +269,7 @@ def test_a_verl_vendored_under_another_package_is_the_one_checked(tmp_path, caps
     yaml.write_text(yaml.read_text() + "\nproject_only_key: 1\n")
     path = write(
         tmp_path,
-        "python3 -m myproj.verl.trainer.main_ppo actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "
+        "python3 -m myproj.verl.trainer.main_ppo actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 critic.ppo_micro_batch_size_per_gpu=1 "
         'project_only_key=2 "$@"\n',
     )
     doc = report(capsys, path)

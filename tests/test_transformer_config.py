@@ -44,7 +44,7 @@ def test_without_megatron_core_installed_keys_are_still_checked(tmp_path):
         "#!/usr/bin/env bash\n"
         "A=(+actor_rollout_ref.actor.megatron.override_transformer_config.recompute_granularty=full)\n"
         'python3 -m verl.trainer.main_ppo model_engine=megatron "${A[@]}" '
-        'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 data.train_batch_size=512 trainer.device=cuda "$@"\n'
+        'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 critic.ppo_micro_batch_size_per_gpu=1 data.train_batch_size=512 trainer.device=cuda "$@"\n'
     )
     code = (
         "import sys, importlib.util; real = importlib.util.find_spec;"

@@ -259,8 +259,11 @@ def _check_launch(launch, profile, caches, opts: Options, script_facts, read_fil
         cache = caches.get(source, search.tree) if search.checkable else caches.main
         if cache is not caches.main:  # what the result depends on besides the run's own tree
             read_file.digests[cache.dependency()] = cache.digest
-        this.findings.extend(f.in_profile(profile) for f in check_launch(spec, config_name, cache, search))
+        hydra = check_launch(spec, config_name, cache, search)
+        this.findings.extend(f.in_profile(profile) for f in hydra)
         view = build_view(spec, config_name, profile, cache, search.checkable)
+        if view is not None:
+            view.composes = not any(f.severity == "error" for f in hydra)
     target = decide(spec, profile, signals, forced, source, search, view)
     if view is not None and opts.schema is not None:
         view.target = target

@@ -45,6 +45,7 @@ class LaunchView:
         self.profile_of = profile  # values.Profile
         self.target = None  # target.Target: device, stack, verl and config folders, set by the pipeline
         self.source = None  # hydra_stage.tree.ConfigSource of the composition
+        self.composes = True  # False: the Hydra stage refuses an override, so verl never starts
         self.settings = settings
         self.tree = tree or {}
         self.last: dict[str, Setting] = {}
