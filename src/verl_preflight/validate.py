@@ -15,7 +15,9 @@ from . import fix, suppressions
 from .findings import Finding, merge_findings
 from .hydra_stage.check import check_launch, config_name_of
 from .hydra_stage.tree import ConfigCaches
+from .hydra_stage.tree import OWN_OPTIONS, has_source, in_verl
 from .launches import LaunchSpec, launch_of, other_program, read_launch
+from .reach import why_unchecked
 from .machine import current_env, installed_stack
 from .rules import get as rule_class
 from .rules import run_launch_rules, run_script_rules
@@ -29,7 +31,10 @@ from .shell.words import Field
 from .source import DEFAULT_MAX_BYTES, ReadError, Recorder, TooLarge, read_script
 from .target import Forced, ScriptSignals, decide
 from .target_config import project_root, search_of
-from .values import Assumption, Loc, Profile, Unknown
+from .shell.notes import NoteKind
+from .values import Assumption, Loc, Profile, Unknown, shown_path
+
+_STOPS = (NoteKind.INCOMPLETE, NoteKind.BUDGET)  # the notes that say where the evaluator stopped
 
 __all__ = ["Options", "ReadError", "ScriptResult", "validate_script"]
 
@@ -62,6 +67,7 @@ class LaunchResult:
     overrides: list
     spec: LaunchSpec | None = None
     target: object = None  # target.Target: what the launch meets (device, stack, verl, config)
+    unchecked: str | None = None  # why the Hydra stage did not compose it (None: it did)
 
 
 @dataclass
@@ -69,6 +75,8 @@ class ProfileResult:
     profile: Profile
     status: str
     launches: list
+    ended: tuple | None = None  # where it exits: (Loc, why, (function, Loc of its call) or None)
+    stopped: tuple | None = None  # where the evaluator could not follow it: (Loc, why)
 
 
 @dataclass
@@ -80,6 +88,8 @@ class ScriptResult:
     deps: dict = field(default_factory=dict)  # every file read: path -> SHA-256 (None: unreadable)
     reads: set = field(default_factory=set)  # variables the script (or what it sources) expands
     reached: set = field(default_factory=set)  # (path, line, col) of every word passed to a launch (--fix)
+    coverage: object = None  # shell.profiles.Choice: the profiles chosen and what they cover (None: pinned)
+    unchecked: object = None  # reach.Unchecked: it names a verl entry point and no launch is checked
 
 
 def note_finding(note) -> Finding:
@@ -123,7 +133,7 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
     info = prof.scan(script, read_file=read_file)
     result.reads = set(info.reads) | set(info.inputs) | set(info.tested)
     refused = bool(findings)  # bash-syntax: bash refuses the script; no reading of it is sure enough to rewrite
-    envs, unset, ambient, unseen = _profile_envs(path, info, opts, findings)
+    envs, unset, ambient, unseen, result.coverage = _profile_envs(path, info, opts, findings)
     if refused:
         unseen = "bash cannot parse this script (bash-syntax)"
     all_launches = []
@@ -165,9 +175,12 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
     texts.update({p: s.source.decode("utf-8", "replace") for p, s in parsed.items()})
     signals = ScriptSignals.read(path, texts, read_file.text)
     forced = _forced(opts)
-    for outcomes in prof.collapse(evaluated):  # profiles that launch the same thing are one
+    collapsed = prof.collapse(evaluated)  # profiles that launch the same thing are one
+    labels = prof.labels([outcome.env for outcomes in collapsed for outcome in outcomes])
+    labelled = iter(labels)
+    for outcomes in collapsed:
         for outcome in outcomes:
-            profile = outcome.profile
+            profile = Profile.of(outcome.env, outcome.assumptions, next(labelled))
             launches = []
             if outcome.status == "incomplete":
                 unseen = f"profile {profile.describe()} could not be followed to its end"
@@ -178,7 +191,11 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
                 launches.append(launch_result)
                 checked.append(this)
                 findings.extend(this.findings)
-            result.profiles.append(ProfileResult(profile, outcome.status, launches))
+            stopped = next(((n.loc, n.message) for n in outcome.notes if n.kind in _STOPS), None)
+            stopped = stopped if outcome.status == "incomplete" else None
+            result.profiles.append(ProfileResult(profile, outcome.status, launches, outcome.ended, stopped))
+    if caches is not None and not refused:
+        result.unchecked = why_unchecked(script, result.profiles)
     if opts.schema is not None:
         context = ScriptContext(script, parsed, all_launches, read_file.text, info, set_by_environment(script))
         findings.extend(run_script_rules(opts.schema, context))
@@ -210,12 +227,15 @@ def _as_used_correctly(info, unset: set, outcomes, run) -> list:
 
 
 def _profile_envs(path: str, info, opts: Options, findings: list):
-    """(envs, unset inputs, ambient environment, why some profiles are unseen or None): the
-    profiles to evaluate: this machine's (--profile current), the pinned ones, or every
-    combination of the script's switches up to --max-profiles (a finding when capped)."""
+    """(envs, unset inputs, ambient environment, why some profiles are unseen or None, the
+    shell.profiles.Choice or None): the profiles to evaluate: this machine's (--profile
+    current), the pinned ones, or the script's switches' combinations: all of them when they
+    fit --max-profiles, else a covering array (every arm, every pair of switch values), a
+    finding when not even that fits."""
     unset = prof.unset_inputs(info)
     unseen = "the profiles are pinned (--profile): the others are not known" if opts.current or opts.pinned else None
     ambient = opts.ambient
+    chosen = None
     if opts.current:
         device = opts.probed_device[0] if opts.probed_device else None
         envs, ambient = [current_env(prof.dimensions(info), device)], dict(os.environ)
@@ -223,12 +243,13 @@ def _profile_envs(path: str, info, opts: Options, findings: list):
         envs = [dict(p) for p in opts.pinned]
         unset |= {k for p in envs for k in p}
     else:
-        envs, total = prof.enumerate_profiles(prof.dimensions(info), opts.max_profiles)
-        if total > len(envs):
-            unseen = f"only {len(envs)} of {total} profiles were checked (--max-profiles)"
-            message = f"{total} profiles, only the first {len(envs)} were checked (--max-profiles)"
-            findings.append(ProfilesCapped.emit(Loc(path, 1, 1), message))
-    return envs, unset, ambient, unseen
+        chosen = prof.choose(prof.dimensions(info), opts.max_profiles)
+        envs = chosen.profiles
+        if not chosen.exhaustive:
+            unseen = f"only {len(envs)} of {chosen.total:,} combinations of the switches were checked"
+        if chosen.capped:
+            findings.append(ProfilesCapped.emit(Loc(path, 1, 1), chosen.summary()))
+    return envs, unset, ambient, unseen, chosen
 
 
 def _forced(opts: Options) -> Forced:
@@ -269,5 +290,44 @@ def _check_launch(launch, profile, caches, opts: Options, script_facts, read_fil
         view.target = target
         found = run_launch_rules(opts.schema, view, opts)
         this.findings.extend(f.in_profile(profile) for f in found)
-    result = LaunchResult(spec.loc.line, spec.module, config_name, overrides, spec, target)
+    unchecked = _why_not_composed(spec, config_name, caches, source, search)
+    result = LaunchResult(spec.loc.line, spec.module, config_name, overrides, spec, target, unchecked)
     return result, this
+
+
+def _how_to_give(spec) -> str:
+    """How the user can give the value --config-name is made of: --args for the script's
+    arguments, --profile for an environment variable; empty when it is neither."""
+    args = spec.argv[spec.entry + 1 :]
+    for i, f in enumerate(args):
+        head = f.pieces[0] if f.pieces and isinstance(f.pieces[0], str) else ""
+        if head.partition("=")[0] in ("--config-name", "-cn"):
+            word = f if "=" in head else (args[i + 1] if i + 1 < len(args) else None)
+            labels = [p.label for p in (word.pieces if word is not None else ()) if not isinstance(p, str)]
+            if any(label.startswith("argument ") for label in labels):
+                return " (it is an argument of the script: --args gives them)"
+            names = [label.rpartition(" ")[2] for label in labels if label.startswith("environment variable ")]
+            if names:
+                return f" (it is {names[0]} from the environment: --profile {names[0]}=... gives it)"
+    return ""
+
+
+def _why_not_composed(spec, config_name, caches, source, search) -> str | None:
+    """Why the Hydra stage did not compose this launch's config; None when it did."""
+    if caches is None:
+        return "no verl config tree"
+    if not spec.trains:
+        return "a Hydra flag changes what it does (hydra-flag)"
+    if config_name is None and in_verl(spec.module) in OWN_OPTIONS:
+        return f"{spec.module} reads options of its own, not Hydra's"
+    if config_name is None and has_source(source, spec.module):
+        return f"{spec.module} is not a Hydra entry point of this verl"
+    if config_name is None or not search.checkable and not has_source(source, spec.module):
+        where = os.path.dirname(source.package_root) if source.package_root else None
+        beside = f" (no {spec.module.replace('.', '/')}.py in {shown_path(where)})" if where else ""
+        return f"{spec.module} has no source here{beside}"
+    if spec.config_name is None and spec.config_name_loc is not None:
+        return "--config-name is known only at run time" + _how_to_give(spec)
+    if not search.checkable:
+        return search.missing + (f" ({search.assumed})" if search.assumed else "")
+    return None

@@ -9,7 +9,7 @@ stage either handles it as unknown or shows what the script wrote.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,10 +104,12 @@ class Profile:
 
     env: tuple = ()  # ((name, value or None), ...) in the switches' order
     assumptions: tuple = ()  # (Assumption, ...)
+    label: tuple | None = field(default=None, compare=False)  # the switches that tell it apart (None: env)
 
     @staticmethod
-    def of(env: dict, assumptions=()) -> Profile:
-        return Profile(tuple((k, v) for k, v in env.items() if v is not OTHER), tuple(assumptions))
+    def of(env: dict, assumptions=(), label: dict | None = None) -> Profile:
+        shown = None if label is None else tuple((k, v) for k, v in label.items() if v is not OTHER)
+        return Profile(tuple((k, v) for k, v in env.items() if v is not OTHER), tuple(assumptions), shown)
 
     def value(self, name: str) -> str | None:
         """The switch's value in this profile: set by the profile or assumed equal to a literal."""
@@ -120,7 +122,9 @@ class Profile:
         return None
 
     def describe(self) -> str:
-        parts = [f"{k}={v}" if v is not None else f"{k} unset" for k, v in self.env]
+        """The profile as reports name it: the switches that tell it apart, then its assumptions."""
+        shown = self.env if self.label is None else self.label
+        parts = [f"{k}={v}" if v is not None else f"{k} unset" for k, v in shown]
         parts += dict.fromkeys(str(a) for a in self.assumptions)
         return " ".join(parts) if parts else "default"
 

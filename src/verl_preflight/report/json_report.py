@@ -57,12 +57,15 @@ def scripts_obj(results) -> list:
             "profiles": [
                 {
                     "env": dict(p.profile.env),
+                    "label": p.profile.describe(),
                     "assumptions": [a.as_json() for a in p.profile.assumptions],
                     "status": p.status,
                     "launches": [launch_obj(la) for la in p.launches],
                 }
                 for p in r.profiles
             ],
+            "coverage": r.coverage.as_json() if getattr(r, "coverage", None) is not None else None,
+            "unchecked": r.unchecked.as_json() if getattr(r, "unchecked", None) is not None else None,
         }
         for r in results
     ]

@@ -7,13 +7,20 @@ MAX_PROFILE_TEXT = 240  # characters of a finding's profile description, at most
 
 def profile_text(profiles, all_profiles=None) -> str:
     """The smallest description of the profiles a finding holds in: nothing for a script-wide
-    finding or the one default profile, `(all profiles)`, a short list (`(profiles: DEVICE=gpu;
-    DEVICE=npu)`), else what they share and how many they are (`(profiles: DEVICE=npu, 3 of 8)`)."""
+    finding or the one default profile, `(all profiles)`, the values that pick exactly these
+    (`(profiles: DEVICE=npu)`), a short list (`(profiles: DEVICE=gpu; DEVICE=npu)`), else what
+    they share and how many they are (`(profiles: DEVICE=npu, 3 of 8)`)."""
     shown = list(dict.fromkeys(p.describe() for p in profiles))
     if not shown or shown == ["default"]:
         return ""
     if all_profiles is not None and len(all_profiles) > 1 and set(profiles) >= set(all_profiles):
         return " (all profiles)"
+    if len(shown) > 1 and all_profiles is not None:  # exactly the profiles with these values: say those
+        shared = _shared_env(profiles)
+        keys = {k for k, _ in shared}
+        every = all(keys <= {k for k, _ in p.env} for p in all_profiles)  # none stands for several values
+        if shared and every and {p for p in all_profiles if all(s in p.env for s in shared)} == set(profiles):
+            return " (profiles: " + " ".join(f"{k}={v}" if v is not None else f"{k} unset" for k, v in shared) + ")"
     listed = "; ".join(shown)
     if len(listed) <= MAX_PROFILE_TEXT:
         return " (profiles: " + listed + ")"
@@ -63,6 +70,14 @@ def pass_notes(results, empty_folders=()) -> list[str]:
     does not change."""
     lines = [f"{d}: note: no *.sh script in this folder: nothing was checked" for d in empty_folders]
     for r in results:
+        coverage = getattr(r, "coverage", None)
+        if coverage is not None and not coverage.exhaustive and not coverage.capped:
+            lines.append(f"{r.path}: note: profiles checked: {coverage.summary()}")
+        unchecked = getattr(r, "unchecked", None)
+        if unchecked is not None:
+            lines.append(f"{r.path}: note: {unchecked.message}")
+        if unchecked is not None and not any(p.launches for p in r.profiles):
+            continue  # the note above says why no profile launches
         if r.profiles and all(p.status == "no-launch" for p in r.profiles):
             lines.append(f"{r.path}: note: no verl launch (python3 -m verl...) in any profile: nothing was checked")
             continue

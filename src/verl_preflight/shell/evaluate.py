@@ -113,6 +113,7 @@ class Outcome:
     exit_code: int | None
     launches: list
     notes: list = field(default_factory=list)
+    ended: tuple | None = None  # where it exits, when it does: (Loc, why, (function, Loc of its call) or None)
 
     @property
     def profile(self) -> Profile:
@@ -325,7 +326,8 @@ def outcome_of(st: State, env: dict) -> Outcome:
         if value is OTHER and not any(a.subject == name for a in assumptions):
             excluded = tuple(sorted(st.excluded.get(name, ())))
             assumptions += (Assumption(name, "not in", excluded) if excluded else Assumption(name, "set"),)
-    return Outcome(dict(env), assumptions, status, code, list(st.launches), list(st.notes))
+    ended = st.ended if st.flow == "exit" and not st.incomplete else None
+    return Outcome(dict(env), assumptions, status, code, list(st.launches), list(st.notes), ended)
 
 
 def evaluate(

@@ -24,6 +24,12 @@ if TYPE_CHECKING:
 _ERREXIT_TYPES = {"command", "pipeline", "subshell", "redirected_statement", "test_command", "compound_statement"}
 
 
+def _short(text: str, width: int = 60) -> str:
+    """A command's text on one line, at most `width` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 3] + "..."
+
+
 def fields(node) -> list[tuple]:
     """(field name or None, child) for each child, in order."""
     return [(node.field_name_for_child(i), c) for i, c in enumerate(node.children)]
@@ -84,6 +90,9 @@ class ControlFlow:
             if stop.note is not None:
                 st.notes.append(stop.note)
             st.flow, st.flow_arg, st.status = "exit", stop.code, stop.code
+            if st.ended is None:
+                why = stop.note.message if stop.note is not None else "bash stops here"
+                st.ended = (self.i.script.loc(node), why, None)
             return [st]
         except RecursionError:
             return [self.i.give_up(st, node, "nesting too deep")]
@@ -91,6 +100,10 @@ class ControlFlow:
             for r in results:
                 if r.errexit and not r.flow and r.status not in (0, None) and t in _ERREXIT_TYPES:
                     r.flow, r.flow_arg = "exit", r.status
+                    r.ended = r.ended or (self.i.script.loc(node), "`set -e` and this command fails", None)
+        for r in results:
+            if r.flow == "exit" and r.ended is None:  # `exit 1`, `exec ...`: the innermost command says where
+                r.ended = (self.i.script.loc(node), f"`{_short(self.i.script.text(node))}`", None)
         return results
 
     def x_program(self, node, st, depth, in_cond):
@@ -318,6 +331,8 @@ class ControlFlow:
                     r.vars[var_name] = old
             r.call_depth -= 1
             r.positional = saved_positional
+            if r.flow == "exit" and r.ended is not None and r.ended[2] is None:
+                r.ended = (r.ended[0], r.ended[1], (name, loc))  # exits in this function, called here
             if r.flow == "return":
                 r.status = r.flow_arg if r.flow_arg is not None else r.status
                 r.flow, r.flow_arg = None, 0

@@ -3,18 +3,22 @@
 A dimension is a variable the script reads from the environment (it has a
 default operator somewhere, or the script never assigns it) and then tests in
 a `case` or an `if`. Its domain is its static default plus the literals it is
-compared with. `A=${B:-x}` makes tests on A count for B. Profiles are the
-product of the domains, capped.
+compared with. `A=${B:-x}` makes tests on A count for B. Profiles are every
+combination of the domains when they fit the budget (--max-profiles); else rows of
+a covering array (shell/covering.py): every arm of every switch is taken and every
+pair of values of two switches meets (every three, when that fits too).
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 import os
 from dataclasses import dataclass, field
 
 from ..source import reader
 from ..values import OTHER
+from . import covering
 from .nodes import DEFAULT_OPS, static_text, variable_of
 from .parse import Script, parse_script
 
@@ -267,16 +271,134 @@ def other_exclusions(info: Scan, name: str) -> tuple[set, frozenset]:
     return names, frozenset(literals)
 
 
+MAX_STRENGTH = 3  # beyond three switches together, more profiles find little more
+
+
+@dataclass
+class Choice:
+    """The profiles chosen for a script's switches, and how far they cover them."""
+
+    profiles: list  # env dicts, the script's defaults first
+    names: list  # the switches, in the script's order
+    total: int  # combinations of the switches' values
+    strength: int  # every `strength` values of that many switches meet (len(names): every combination)
+    arms: bool  # every value of every switch is taken by some profile
+    pairs: int = 0  # pairs of values of two different switches
+    pairs_met: int = 0
+    cap: int = 0
+    needed: int | None = None  # when capped: the profiles that would meet every pair (None: not worked out)
+
+    @property
+    def exhaustive(self) -> bool:
+        return len(self.profiles) >= self.total
+
+    @property
+    def capped(self) -> bool:
+        """Not even every arm and every pair fits the budget."""
+        return not self.exhaustive and (not self.arms or self.pairs_met < self.pairs)
+
+    def summary(self) -> str | None:
+        """What the profiles cover, when they are not every combination: `every arm covered and
+        every pair of switch values meets (24 of 1,152 combinations of 7 switches)`."""
+        if self.exhaustive:
+            return None
+        of = f"{len(self.profiles)} of {self.total:,} combinations of {len(self.names)} switches"
+        if self.capped:
+            arms = "every arm covered" if self.arms else "not every arm covered"
+            pairs = f", only {self.pairs_met:,} of {self.pairs:,} pairs of switch values meet" if self.pairs else ""
+            more = f"; --max-profiles {self.needed} covers them" if self.needed else "; raise --max-profiles"
+            return f"{arms}{pairs} ({of}{more})"
+        met = "every pair of switch values meets" if self.strength == 2 else "every triple of switch values meets"
+        return f"every arm covered and {met} ({of})"
+
+    def as_json(self) -> dict:
+        return {
+            "switches": list(self.names),
+            "combinations": self.total,
+            "profiles": len(self.profiles),
+            "every_combination": self.exhaustive,
+            "strength": self.strength,
+            "every_arm": self.arms,
+            "pairs": self.pairs,
+            "pairs_met": self.pairs_met,
+            "capped": self.capped,
+        }
+
+
+def choose(dims: list[Dimension], cap: int) -> Choice:
+    """The profiles for these switches within `cap`: every combination when they fit; else the
+    strongest covering array that fits (every pair of values meets, every three when that fits
+    too); else, capped, `cap` rows that take every arm (where a switch has no more values than
+    `cap`) and meet as many pairs as they can. The same switches give the same profiles."""
+    sizes = [len(d.values) for d in dims]
+    total = math.prod(sizes)
+    k = len(dims)
+    needed = None
+    if total <= cap:
+        rows = [list(r) for r in itertools.product(*[range(s) for s in sizes])]
+        strength = k
+    else:
+        rows, strength = [], 1
+        for t in range(2, min(k, MAX_STRENGTH + 1)):
+            if math.prod(sorted(sizes, reverse=True)[:t]) > cap or covering.tuples_of(sizes, t) > covering.MAX_TUPLES:
+                break
+            found = covering.covering(sizes, t)
+            if len(found) > cap:
+                break
+            rows, strength = found, t
+        if not rows:  # not even every pair fits: every arm first, then as many pairs as fit
+            if covering.tuples_of(sizes, 2) <= covering.MAX_TUPLES:
+                needed = len(covering.covering(sizes, 2)) if k > 1 else max(sizes)
+            arms = [[j % s for s in sizes] for j in range(min(max(sizes), cap))]
+            rows = covering.covering(sizes, 2, limit=cap, seed_rows=arms)
+            strength = 1 if all(len({r[d] for r in rows}) == s for d, s in enumerate(sizes)) else 0
+    every_arm = all(len({r[d] for r in rows}) == s for d, s in enumerate(sizes))
+    pairs = covering.tuples_of(sizes, 2) if k >= 2 else 0
+    pairs_met = covering.met(rows, sizes, 2) if k >= 2 else 0
+    profiles = [{d.name: d.values[r[i]] for i, d in enumerate(dims)} for r in rows] or [{}]
+    return Choice(profiles, [d.name for d in dims], total, strength, every_arm, pairs, pairs_met, cap, needed)
+
+
 def enumerate_profiles(dims: list[Dimension], cap: int) -> tuple[list[dict], int]:
-    total = 1
-    for d in dims:
-        total *= len(d.values)
-    profiles = []
-    for combo in itertools.product(*[d.values for d in dims]):
-        if len(profiles) >= cap:
-            break
-        profiles.append({d.name: v for d, v in zip(dims, combo, strict=False)})
-    return profiles or [{}], total
+    """(the profiles `choose` takes, the number of combinations)."""
+    chosen = choose(dims, cap)
+    return chosen.profiles, chosen.total
+
+
+def labels(envs: list[dict]) -> list[dict]:
+    """For each profile's env, the fewest of its switches that tell it apart from every other
+    env of the list (a switch another env leaves out may be anything there, so it does not
+    tell them apart); ties go to the switches first in the script. An env no subset tells
+    apart keeps every switch; with one env, nothing is taken away."""
+    distinct = list({tuple(e.items()): e for e in envs}.values())
+    if len(distinct) < 2:
+        return [dict(e) for e in envs]
+    out = []
+    for env in envs:
+        others = [o for o in distinct if o != env]
+        keys = list(env)
+        splits = {k: {i for i, o in enumerate(others) if k in o and o[k] != env[k]} for k in keys}
+        out.append({k: env[k] for k in _fewest(keys, splits, len(others))})
+    return out
+
+
+def _fewest(keys: list, splits: dict, n: int) -> list:
+    """The fewest keys whose splits cover range(n): exact up to 4 keys, else greedy; every key
+    when no subset covers it."""
+    everything = set(range(n))
+    if set().union(*splits.values()) != everything:
+        return keys
+    for size in range(0, min(len(keys), 4) + 1):
+        for subset in itertools.combinations(keys, size):
+            if set().union(*(splits[k] for k in subset)) == everything:
+                return list(subset)
+    chosen: list = []
+    left = set(everything)
+    while left:
+        best = max(keys, key=lambda k: len(splits[k] & left))  # the first of the best
+        chosen.append(best)
+        left -= splits[best]
+    return [k for k in keys if k in chosen]
 
 
 def unset_inputs(info: Scan) -> set:

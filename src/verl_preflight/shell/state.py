@@ -86,6 +86,7 @@ class State:
     source_depth: int = 0
     excluded: dict = field(default_factory=dict)  # variable -> literals ruled out on this path
     captured: list | None = None  # inside `$(f ...)` of a script function: what echo / printf print
+    ended: tuple | None = None  # where the path exits: (Loc, why, (function, Loc of its call) or None)
 
     def fork(self) -> State:
         return State(
@@ -107,6 +108,7 @@ class State:
             source_depth=self.source_depth,
             excluded=self.excluded,
             captured=list(self.captured) if self.captured is not None else None,
+            ended=self.ended,
         )
 
     def assume(self, assumption) -> State:
