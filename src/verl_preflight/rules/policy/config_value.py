@@ -31,9 +31,9 @@ from .config_field import _package_root, dataclass_registry, field_owner, owner_
 
 _WHEN = {
     START: "when the job starts",
-    FIRST_STEP: "at the first training step (after the workers and the first rollout)",
+    FIRST_STEP: "only at the first training step",
 }
-_SHOWN = 16  # values listed in a message, at most
+_SHOWN = 8  # values listed in a message, at most
 
 
 class ConfigValue(Rule):
@@ -286,7 +286,7 @@ def _message(view, result, signal: str, setting) -> str:
     else:
         what, listed = f"is refused by verl {version}", ""
     fails = f"{where} raises {check.error} {when}"
-    tail = f" ({listed})" if listed else ""
+    tail = f" ({listed})" if listed and not hint else ""  # the hint is the fix; else what there is
     if signal:
         return f"{head} {what}{hint}: {signal} may register it at run time, else {fails}{tail}"
     return f"{head} {what}{hint}: {fails}{tail}"
