@@ -59,7 +59,7 @@ class ConfigType(Rule):
             return []
         builds = structured_builds(root)
         sections = section_builds(builds, view.tree, registry) if builds else {}
-        lines = builder_lines(root)  # where omega_conf_to_dataclass instantiates
+        lines = builder_lines(root)  # where omega_conf_to_dataclass instantiates, and merges
         version = view.source.verl_version or "?"
         out = []
         for s in candidates:
@@ -71,10 +71,11 @@ class ConfigType(Rule):
                 error = rejects(spec, s.value) if spec is not None else None
                 if error is None:
                     continue
+                merge = f", verl/utils/config.py:{lines['merge']}" if "merge" in lines else ""
                 message = (
-                    f"{s.key}={_shown(s.value)}: {cls.rsplit('.', 1)[-1]}.{name} is {spec.describe()}, and OmegaConf "
-                    f"cannot convert this value: verl {version} raises ValidationError building the section at "
-                    f"{build.path}:{build.line} (OmegaConf.structured); {spec.advice()}"
+                    f"{s.key}={_shown(s.value)}: {cls.rsplit('.', 1)[-1]}.{name} is {spec.describe()}; verl "
+                    f"{version} raises ValidationError converting it, building the section at "
+                    f"{build.path}:{build.line} (OmegaConf.structured{merge}); {spec.advice()}"
                 )
                 out.append(self.finding(s.loc, message, s.key))
                 continue
