@@ -60,6 +60,21 @@ def _run_time_root(script: str, line: int, name: str) -> tuple:
 
 # (corpus, script, line, rule, verdict, "project version path:line — what it does")
 VERDICTS = [
+    *[
+        (
+            V07,
+            f"tests/special_e2e/ppo_trainer/{name}",
+            23,
+            "config-value",
+            TRUE,
+            "verl v0.7.0 verl/workers/rollout/base.py:81-84,97 — _ROLLOUT_REGISTRY holds ('vllm', 'async') and "
+            "('sglang', 'async') only and get_rollout_class asserts (name, mode) in it; the workers' init_model "
+            "calls it (workers/fsdp_workers.py:648; engine_workers.py:506 with the new engine; from "
+            "trainer/ppo/ray_trainer.py:911 init_workers) before the agent loop's RolloutReplicaRegistry.get "
+            "raises too (workers/rollout/replica.py:225): rollout name hf was removed",
+        )
+        for name in ("run_single_gpu.sh", "run_single_gpu_with_engine.sh")
+    ],
     (
         V07,
         "examples/cispo_trainer/run_cispo_qwen2_5_0_5b_gsm8k.sh",

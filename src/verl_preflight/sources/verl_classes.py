@@ -27,7 +27,8 @@ that class, so its keys are closed again; look for `_target_` first.
 
 Enumerations. `__post_init__` checks are read generically, in the forms verl
 writes them: `if self.F not in VALUES: raise ...`, `assert self.F in VALUES`,
-`assert self.F == VALUE` and `if self.F != VALUE: raise ...`, where VALUES is
+`assert self.F == VALUE` and `if self.F != VALUE: raise ...` (and the refusals
+`if self.F == VALUE: raise ...`, `if self.F in VALUES: raise ...`), where VALUES is
 a list/tuple/set literal, a local name bound to one earlier in the method, or
 a module-level constant (followed through imports). A check is conditional
 when it sits under an `if`, a loop, after an early `return`, is joined with
@@ -65,6 +66,7 @@ class EnumCheck:
     condition: str | None  # None: the check always runs
     owner: str  # qualified name of the class whose __post_init__ holds it
     line: int
+    refused: bool = False  # True: `values` are the values it raises on (`if self.F == V: raise`)
 
 
 @dataclass(eq=False)
@@ -232,6 +234,11 @@ class Registry:
             return None
 
         return value(mod.assigns["__all__"])
+
+    def resolve_name(self, module: str, ref: str):
+        """(module, name, definition) of a dotted name written in `module`, following imports
+        and aliases; name is "" for a module; None outside the tree."""
+        return self._resolve_dotted(module, ref)
 
     def _resolve_dotted(self, module: str, ref: str, seen: set | None = None):
         """Resolve `a.b.C` written in `module` (the first part is a local name)."""
@@ -423,13 +430,26 @@ class Registry:
     def enum_values(self, target: str, name: str) -> frozenset | None:
         """The values an unconditional `__post_init__` check allows for a field; None when none."""
         checks = self.enum_checks(target) or []
-        sets = [c.values for c in checks if c.field == name and c.condition is None and c.values is not None]
+        sets = [
+            c.values
+            for c in checks
+            if c.field == name and c.condition is None and c.values is not None and not c.refused
+        ]
         if not sets:
             return None
         out = sets[0]
         for values in sets[1:]:
             out = out & values
         return frozenset(out)
+
+    def refused_values(self, target: str, name: str) -> dict:
+        """{value: EnumCheck} of the values an unconditional `__post_init__` check raises on."""
+        out: dict = {}
+        for c in self.enum_checks(target) or []:
+            if c.field == name and c.refused and c.condition is None and c.values is not None:
+                for value in c.values:
+                    out.setdefault(value, c)
+        return out
 
     # ---- helpers -------------------------------------------------------------
 
@@ -556,7 +576,7 @@ class _Checks:
             found = self._compare(part, positive)
             if found is None:
                 continue
-            name, values = found
+            name, values, refused = found
             # `assert A and B` requires both; `if A and B: raise` fails B only when A holds
             others = [] if positive else [ast.unparse(p) for p in parts if p is not part]
             condition = _and(guard, " and ".join(others) if others else None)
@@ -564,22 +584,26 @@ class _Checks:
                 when = self.assigned[name]
                 note = f" (when {when})" if when else ""
                 condition = _and(condition, f"self.{name} is assigned before the check{note}")
-            self.out.append(EnumCheck(name, values, condition, self.owner, line))
+            self.out.append(EnumCheck(name, values, condition, self.owner, line, refused))
 
-    def _compare(self, node: ast.expr, positive: bool) -> tuple[str, frozenset | None] | None:
+    def _compare(self, node: ast.expr, positive: bool) -> tuple[str, frozenset | None, bool] | None:
+        """(field, values, refused): the values the check allows, or (refused) those it raises on
+        (`if self.F == V: raise`, `if self.F in (...): raise`)."""
         if not isinstance(node, ast.Compare) or len(node.ops) != 1:
             return None
         name = _self_attr(node.left)
         if name is None:
             return None
         op, right = node.ops[0], node.comparators[0]
-        if isinstance(op, ast.In if positive else ast.NotIn):
-            return name, self._values(right)
-        if isinstance(op, ast.Eq if positive else ast.NotEq):
+        refused = not positive and isinstance(op, ast.In | ast.Eq)
+        if isinstance(op, ast.In if positive else ast.NotIn) or refused and isinstance(op, ast.In):
+            values = self._values(right)
+            return (name, values, refused) if values is not None or not refused else None
+        if isinstance(op, ast.Eq if positive else ast.NotEq) or refused:
             if isinstance(right, ast.Constant):
-                return name, frozenset([right.value])
+                return name, frozenset([right.value]), refused
             resolved = self._values(right, single=True)
-            return (name, resolved) if resolved is not None else None
+            return (name, resolved, refused) if resolved is not None else None
         return None
 
     def _values(self, node: ast.expr, single: bool = False) -> frozenset | None:
