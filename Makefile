@@ -3,6 +3,8 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# verl releases the recall cases (tests/recall) are checked on, besides 0.9.1 and 0.8.0
+RECALL_VERL_WHEELS := 0.4.0 0.4.1 0.5.0 0.6.1 0.7.0 0.7.1 0.9.0
 MEGATRON_WHEELS := 0.11.0 0.12.0 0.12.1 0.12.2 0.13.0 0.13.1 0.14.0 0.15.0 0.15.1 0.15.2 0.16.0
 
 .PHONY: validate test setup bench docs fuzz clean
@@ -17,6 +19,8 @@ $(STAMP): pyproject.toml Makefile
 	# verl wheels for --verl tests (offline at test time): 0.9.1 and an older release
 	$(VPY) -m pip download --quiet --no-deps --only-binary :all: -d $(VENV)/wheels verl==0.9.1
 	$(VPY) -m pip download --quiet --no-deps --only-binary :all: -d $(VENV)/wheels verl==0.8.0
+	for v in $(RECALL_VERL_WHEELS); do $(VPY) -m pip download --quiet --no-deps --only-binary :all: \
+		-d $(VENV)/wheels verl==$$v || exit 1; done
 	# megatron-core releases on PyPI, for tools/gen_stack_data.py --check (their TransformerConfig fields ship in data/stack)
 	for v in $(MEGATRON_WHEELS); do $(VPY) -m pip download --quiet --no-deps --only-binary :all: \
 		-d $(VENV)/wheels/megatron-core megatron-core==$$v || exit 1; done
