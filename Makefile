@@ -3,7 +3,9 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-VERL_WHEELS := 0.9.1 0.8.0 0.7.0 0.4.1
+# verl releases (wheels, never installed): for --verl tests, the verl-check differential
+# (tests/oracle/verl_start_checks.py) and the recall cases (tests/recall)
+VERL_WHEELS := 0.9.1 0.9.0 0.8.0 0.7.1 0.7.0 0.6.1 0.5.0 0.4.1 0.4.0
 MEGATRON_WHEELS := 0.11.0 0.12.0 0.12.1 0.12.2 0.13.0 0.13.1 0.14.0 0.15.0 0.15.1 0.15.2 0.16.0
 
 .PHONY: validate test setup bench docs fuzz clean
@@ -15,8 +17,7 @@ $(STAMP): pyproject.toml Makefile
 	$(VPY) -m pip install --quiet --upgrade pip
 	$(VPY) -m pip install --quiet -e '.[test]'
 	$(VPY) -m pip install --quiet --no-deps verl==0.9.1 megatron-core==0.16.1
-	# verl wheels (offline at test time): for --verl tests, and the releases whose start-up checks the
-	# verl-check differential runs (tests/oracle/verl_start_checks.py)
+	# verl wheels (offline at test time)
 	for v in $(VERL_WHEELS); do $(VPY) -m pip download --quiet --no-deps --only-binary :all: \
 		-d $(VENV)/wheels verl==$$v || exit 1; done
 	# megatron-core releases on PyPI, for tools/gen_stack_data.py --check (their TransformerConfig fields ship in data/stack)

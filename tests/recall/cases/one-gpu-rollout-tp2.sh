@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# verl#1785 (verl 0.4.0): one GPU per node, one node, rollout tensor parallel 2:
+# AssertionError: rollout world_size: 1 is not divisible by infer_tp: 2.
+set -euo pipefail
+
+ARGS=(
+    algorithm.adv_estimator=grpo
+    actor_rollout_ref.rollout.n=4
+    data.train_files="${HOME}/data/gsm8k/train.parquet"
+    data.val_files="${HOME}/data/gsm8k/test.parquet"
+    data.train_batch_size=64
+    data.max_prompt_length=1024
+    data.max_response_length=2048
+    actor_rollout_ref.model.path=Qwen/Qwen2.5-1.5B-Instruct
+    actor_rollout_ref.actor.ppo_mini_batch_size=16
+    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4
+    actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=8
+    actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=8
+    actor_rollout_ref.rollout.tensor_model_parallel_size=2  # recall: error
+    trainer.nnodes=1
+    trainer.n_gpus_per_node=1  # recall: error
+    trainer.total_epochs=1
+)
+
+python3 -m verl.trainer.main_ppo "${ARGS[@]}" "$@"

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# insait-institute/open-proof-corpus#2 (verl 0.4.1): the training script uses 16
+# prompts a step with ppo_mini_batch_size 128; the driver asserts
+# train_batch_size >= ppo_mini_batch_size.
+set -euo pipefail
+
+ARGS=(
+    algorithm.adv_estimator=grpo
+    actor_rollout_ref.rollout.n=4
+    data.train_files="${HOME}/data/gsm8k/train.parquet"
+    data.val_files="${HOME}/data/gsm8k/test.parquet"
+    data.train_batch_size=16
+    data.max_prompt_length=1024
+    data.max_response_length=2048
+    actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct
+    actor_rollout_ref.actor.ppo_mini_batch_size=128  # recall: error
+    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2
+    actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=8
+    actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=8
+    actor_rollout_ref.rollout.tensor_model_parallel_size=2
+    trainer.nnodes=1
+    trainer.n_gpus_per_node=8
+    trainer.total_epochs=1
+)
+
+python3 -m verl.trainer.main_ppo "${ARGS[@]}" "$@"

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# PRIME-RL/TTRL#24 (verl 0.4.1): the TTRL recipe passes reward_model.reward_kwargs.*
+# to a verl whose reward_model section has no reward_kwargs:
+# Could not override 'reward_model.reward_kwargs.n_samples_per_prompt'.
+set -euo pipefail
+
+ARGS=(
+    algorithm.adv_estimator=grpo
+    actor_rollout_ref.rollout.n=4
+    data.train_files="${HOME}/data/gsm8k/train.parquet"
+    data.val_files="${HOME}/data/gsm8k/test.parquet"
+    data.train_batch_size=64
+    data.max_prompt_length=1024
+    data.max_response_length=2048
+    actor_rollout_ref.model.path=Qwen/Qwen2.5-Math-1.5B
+    actor_rollout_ref.actor.ppo_mini_batch_size=32
+    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4
+    actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=8
+    actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=8
+    actor_rollout_ref.rollout.tensor_model_parallel_size=1
+    reward_model.reward_kwargs.n_samples_per_prompt=32  # recall: error
+    trainer.nnodes=1
+    trainer.n_gpus_per_node=8
+    trainer.total_epochs=1
+)
+
+python3 -m verl.trainer.main_ppo "${ARGS[@]}" "$@"
