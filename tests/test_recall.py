@@ -214,12 +214,17 @@ def test_code_confirmed_cases_cite_an_assert_or_raise(case, unpacked, tmp_path):
 
 
 def _caught(case: dict, findings: list[dict]) -> bool:
+    """A finding of at least the marked severity at a marked line: its own place, or for a
+    mistake of several settings (train_batch_size against the world) one of the related
+    overrides it names."""
     marks = _marks(_script(case))
-    return any(
-        f["line"] in marks and SEVERITY[f["severity"]] >= SEVERITY[marks[f["line"]]]
-        for f in findings
-        if os.path.abspath(f["path"]) == _script(case)
-    )
+    script = _script(case)
+    for f in findings:
+        places = [(f["path"], f["line"])] + [(r["path"], r["line"]) for r in f.get("related", [])]
+        for path, line in places:
+            if os.path.abspath(path) == script and line in marks and SEVERITY[f["severity"]] >= SEVERITY[marks[line]]:
+                return True
+    return False
 
 
 def test_recall(monkeypatch, capsys):

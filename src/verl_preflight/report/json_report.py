@@ -16,6 +16,7 @@ def finding_obj(f) -> dict:
         "key": f.key,
         "profiles": [dict(p.env) for p in f.profiles],
         "assumptions": [[str(a) for a in p.assumptions] for p in f.profiles],
+        "related": [{"path": p, "line": ln, "column": c, "key": k} for p, ln, c, k in f.related],
     }
 
 

@@ -69,6 +69,25 @@ def _targets_of(results) -> dict:
     return out
 
 
+def _related(f) -> dict:
+    """SARIF relatedLocations: the other overrides a mistake of several settings involves."""
+    if not f.related:
+        return {}
+    return {
+        "relatedLocations": [
+            {
+                "id": i,
+                "message": {"text": key or ""},
+                "physicalLocation": {
+                    "artifactLocation": {"uri": artifact_uri(path)},
+                    "region": {"startLine": max(1, line), "startColumn": max(1, col)},
+                },
+            }
+            for i, (path, line, col, key) in enumerate(f.related)
+        ]
+    }
+
+
 def document(results, findings, source) -> dict:
     rule_ids = sorted({f.rule for f in findings})
     index = {rid: i for i, rid in enumerate(rule_ids)}
@@ -89,6 +108,7 @@ def document(results, findings, source) -> dict:
                         }
                     }
                 ],
+                **_related(f),
                 "properties": {
                     "profiles": [dict(p.env) for p in f.profiles],
                     "assumptions": [[str(a) for a in p.assumptions] for p in f.profiles],

@@ -44,7 +44,15 @@ RESET = "\033[0m"
 def finding_line(f, color: bool = False, all_profiles=None) -> str:
     where = f"{f.path}:{f.line}:{f.column}" if f.line else f.path
     severity = f"{COLORS[f.severity]}{f.severity}{RESET}" if color and f.severity in COLORS else f.severity
-    return f"{where}: {severity}: {f.message} [{f.rule}]{profile_text(f.profiles, all_profiles)}"
+    return f"{where}: {severity}: {f.message}{_related(f)} [{f.rule}]{profile_text(f.profiles, all_profiles)}"
+
+
+def _related(f) -> str:
+    """The other overrides of a mistake of several settings: `(with trainer.nnodes at line 21)`."""
+    if not f.related:
+        return ""
+    here = [f"{key} at {'line ' + str(line) if path == f.path else f'{path}:{line}'}" for path, line, _, key in f.related]
+    return f" (with {', '.join(here)})"
 
 
 def counted(n: int, word: str) -> str:

@@ -55,7 +55,9 @@ class VerlCheck(Rule):
             key = _deciding_key(view, failure)
             because = _because(view, failure)
             message = _message(view, failure, version, because)
-            out.append(self.finding(view.where(key) if key else view.loc, message, key))
+            finding = self.finding(view.where(key) if key else view.loc, message, key)
+            others = [k for k in dict.fromkeys(failure.own) if k != key and view.setting(k) is not None]
+            out.append(finding.with_related((view.where(k), k) for k in others))
         return out
 
 
