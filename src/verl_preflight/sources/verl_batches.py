@@ -250,20 +250,21 @@ def trainer_mini_batch(view, root: str) -> V:
     return V(UNKNOWN)
 
 
+@lru_cache(maxsize=16)
+def _engine_function(root: str, sub: str, name: str):
+    tree = parse_file(os.path.join(root, "workers", "engine", sub, "transformer_impl.py"))
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return node
+    return None
+
+
 def engine_data_parallel(view, root: str, section: str) -> V:
     """The data-parallel size of a section's engine (`get_data_parallel_size` of its engine
     class, run): FSDP world // Ulysses SP, Megatron world // (TP x PP x CP)."""
     strategy = view.value(f"{section}.strategy")
     sub = "megatron" if strategy == "megatron" else "fsdp"
-    path = os.path.join(root, "workers", "engine", sub, "transformer_impl.py")
-    tree = parse_file(path)
-    if tree is None:
-        return V(UNKNOWN)
-    func = None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef) and node.name == "get_data_parallel_size":
-            func = node
-            break
+    func = _engine_function(root, sub, "get_data_parallel_size")
     if func is None:
         return V(UNKNOWN)
     world = _world(view)
@@ -326,34 +327,48 @@ def _chunk_assert(root: str):
     return check, env
 
 
-def _async_mode(view, tree: ast.Module):
-    """The trainer's `self.async_rollout_mode`, from its assignments and the `if` tests around them."""
+@lru_cache(maxsize=8)
+def _async_mode_sites(root: str) -> tuple:
+    """((value, (if tests around it, outermost last)), ...) of the trainer's assignments to
+    `self.async_rollout_mode`, in file order."""
+    tree = parse_file(os.path.join(root, "trainer", "ppo", "ray_trainer.py"))
+    if tree is None:
+        return ()
     parents = _parents(tree)
-    value = UNKNOWN
+    out = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Assign) or len(node.targets) != 1:
             continue
         if ast.unparse(node.targets[0]) != "self.async_rollout_mode":
             continue
+        tests, parent = [], parents.get(node)
+        while parent is not None and not isinstance(parent, ast.FunctionDef):
+            if isinstance(parent, ast.If):
+                tests.append(parent.test)
+            parent = parents.get(parent)
+        out.append((node.lineno, node.value, tuple(tests)))
+    return tuple(sorted(out, key=lambda t: t[0]))
+
+
+def _async_mode(view, root: str):
+    """The trainer's `self.async_rollout_mode`, from its assignments and the `if` tests around them."""
+    value = UNKNOWN
+    for _, expr, tests in _async_mode_sites(root):
         ev = Evaluator(view)
         me = Obj({"config": V(Node(ev, ""))}, pinned=frozenset({"config"}))
         ev.locals = {"self": V(me), "config": V(Node(ev, ""))}
-        holds, parent = True, parents.get(node)
-        while parent is not None and not isinstance(parent, ast.FunctionDef):
-            if isinstance(parent, ast.If):
-                truth = ev._truth(ev._eval(parent.test))
-                if truth is UNKNOWN:
-                    holds = UNKNOWN
-                    break
-                holds = holds and truth
-            parent = parents.get(parent)
-        if holds is UNKNOWN:
-            return UNKNOWN
+        holds = True
+        for test in tests:
+            truth = ev._truth(ev._eval(test))
+            if truth is UNKNOWN:
+                return UNKNOWN
+            holds = holds and truth
         if holds:
-            value = ev._eval(node.value).value
+            value = ev._eval(expr).value
     return value
 
 
+@lru_cache(maxsize=16)
 def _enum_constants(root: str, tree: ast.Module) -> dict:
     """{class name: Obj of its constant attributes} for the enum classes the module imports
     from verl (`AdvantageEstimator.REMAX` is "remax")."""
@@ -396,15 +411,11 @@ def generation_split(view, root: str) -> Split | None:
         return None
     path = os.path.join(root, "trainer", "ppo", "ray_trainer.py")
     tree = parse_file(path)
-    fit = None
-    for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, ast.FunctionDef) and node.name == "fit":
-            fit = node
-            break
+    fit = _fit(root)
     train = view.int_value("data.train_batch_size")
     if fit is None or not train:
         return None
-    async_mode = _async_mode(view, tree)
+    async_mode = _async_mode(view, root)
     ev = Evaluator(view)
     me = Obj({"config": V(Node(ev, "")), "async_rollout_mode": V(async_mode)}, pinned=frozenset({"config"}))
     ev.locals = {"self": V(me), **_enum_constants(root, tree)}
@@ -420,6 +431,15 @@ def generation_split(view, root: str) -> Split | None:
     if manager is None:
         return None
     return Split(rows, manager[0], manager[1], check, env, at)
+
+
+@lru_cache(maxsize=8)
+def _fit(root: str):
+    tree = parse_file(os.path.join(root, "trainer", "ppo", "ray_trainer.py"))
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.FunctionDef) and node.name == "fit":
+            return node
+    return None
 
 
 def _walk_rows(ev: Evaluator, body: list, train: int):
@@ -508,8 +528,11 @@ def _rows_of(ev: Evaluator, expr: ast.expr, train: int):
 def _dispatch_of(view, root: str) -> Cite | None:
     """The worker's generate_sequences when its dispatch mode splits over every rank."""
     rel = legacy_workers(view, root, view.value(f"{ARF}.actor.strategy"))
-    if rel is None:
-        return None
+    return None if rel is None else _generate_dispatch(root, rel)
+
+
+@lru_cache(maxsize=16)
+def _generate_dispatch(root: str, rel: str) -> Cite | None:
     tree = parse_file(os.path.join(root, rel))
     for node in ast.walk(tree) if tree is not None else ():
         if isinstance(node, ast.FunctionDef) and node.name == "generate_sequences":
@@ -561,9 +584,10 @@ def _tensordict_chunk_assert(root: str) -> Cite | None:
     return None
 
 
-def _validated(view, root: str) -> Cite | None:
-    """validate_config's assert `real_train_batch_size % minimal_bsz == 0`, when the `if` tests
-    around it hold for this launch (verl 0.9.1 utils/config.py; v0.4.1 RayPPOTrainer._validate_config)."""
+@lru_cache(maxsize=8)
+def _validate_sites(root: str) -> tuple:
+    """(Cite, ((test, in its body?), ...)) of validate_config's `real_train_batch_size % minimal_bsz`
+    assert (verl 0.9.1 utils/config.py; v0.4.1 RayPPOTrainer._validate_config), or None."""
     for parts in (("utils", "config.py"), ("trainer", "ppo", "ray_trainer.py")):
         path = os.path.join(root, *parts)
         tree = parse_file(path)
@@ -573,19 +597,29 @@ def _validated(view, root: str) -> Cite | None:
         for node in ast.walk(tree):
             if not (isinstance(node, ast.Assert) and "real_train_batch_size %" in ast.unparse(node.test)):
                 continue
-            ev = Evaluator(view)
-            me = Obj({"config": V(Node(ev, ""))}, pinned=frozenset({"config"}))
-            ev.locals = {"self": V(me), "config": V(Node(ev, ""))}
-            child, parent = node, parents.get(node)
+            tests, child, parent = [], node, parents.get(node)
             while parent is not None and not isinstance(parent, ast.FunctionDef):
                 if isinstance(parent, ast.If):
-                    truth = ev._truth(ev._eval(parent.test))
-                    branch = parent.body if child in parent.body else parent.orelse
-                    if truth is UNKNOWN or bool(truth) != (branch is parent.body):
-                        return None
+                    tests.append((parent.test, child in parent.body))
                 child, parent = parent, parents.get(parent)
-            return Cite(_rel(root, path), node.lineno)
+            return Cite(_rel(root, path), node.lineno), tuple(tests)
     return None
+
+
+def _validated(view, root: str) -> Cite | None:
+    """validate_config's own check of the training split, when the `if` tests around it hold."""
+    site = _validate_sites(root)
+    if site is None:
+        return None
+    cite, tests = site
+    ev = Evaluator(view)
+    me = Obj({"config": V(Node(ev, ""))}, pinned=frozenset({"config"}))
+    ev.locals = {"self": V(me), "config": V(Node(ev, ""))}
+    for test, in_body in tests:
+        truth = ev._truth(ev._eval(test))
+        if truth is UNKNOWN or bool(truth) != in_body:
+            return None
+    return cite
 
 
 def training_split(view, root: str) -> TrainSplit | None:

@@ -281,6 +281,13 @@ def vllm_engine_args(view, root: str, hf: Obj, sync: bool) -> EngineArgs | None:
     return None
 
 
+@lru_cache(maxsize=16)
+def _engine_parts(root: str, path: str, tree: ast.Module, cls: ast.ClassDef):
+    """(class methods, verl functions the module imports) of the engine's class: read once."""
+    return _class_methods(tree, cls), _module_functions(root, tree)
+
+
+@lru_cache(maxsize=16)
 def _engine_site(tree: ast.Module):
     """(class, method, node): the first call with a `max_model_len=` keyword, or dict with a
     "max_model_len" key, in a class's method."""
@@ -355,12 +362,12 @@ def _class_methods(tree: ast.Module, cls: ast.ClassDef) -> dict:
 
 def _run_engine(view, root, path, tree, cls, method, site, hf: Obj) -> EngineArgs:
     rel = _rel(root, path)
-    methods = _class_methods(tree, cls)
+    methods, functions = _engine_parts(root, path, tree, cls)
     init = methods.get("__init__")
     ev = Evaluator(
         view,
         calls={"torch.distributed.get_world_size": _world(view), "torch.distributed.is_initialized": False},
-        functions=_module_functions(root, tree),
+        functions=functions,
     )
     ev.capture = {site}
     model = Obj({"hf_config": V(hf)}, pinned=frozenset({"hf_config"}))
@@ -399,9 +406,14 @@ def _run_engine(view, root, path, tree, cls, method, site, hf: Obj) -> EngineArg
         out.values = {}
     out.values = {k: _engine_value(out.values.get(k)) for k in ENGINE_KEYS}
     if isinstance(site, ast.Dict):
-        method._verl_path = rel
-        out.drops_false = _drops_false(root, tree, method, ev.functions)
+        out.drops_false = _drops_false_cached(root, rel, tree, method)
     return out
+
+
+@lru_cache(maxsize=16)
+def _drops_false_cached(root: str, rel: str, tree: ast.Module, method) -> Cite | None:
+    method._verl_path = rel
+    return _drops_false(root, tree, method, _module_functions(root, tree))
 
 
 def _drops_false(root: str, tree: ast.Module, method, functions: dict) -> Cite | None:
