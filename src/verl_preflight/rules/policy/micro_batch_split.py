@@ -73,9 +73,9 @@ class MicroBatchSplit(Rule):
         "ranks), so the rule runs the launch's verl code."
     )
     ground_truth = (
-        "verl v0.4.1 workers/fsdp_workers.py:154-177 (ActorRolloutRefWorker: mini x n // (world // SP), assert > "
-        "0, assert % ppo_micro_batch_size_per_gpu == 0; deprecated micro // (world // SP)), :855-868 (CriticWorker), "
-        "workers/megatron_workers.py:135-154 (// mpu data-parallel size; the ref asserts a micro batch size is "
+        "verl v0.4.1 workers/fsdp_workers.py:154-175 (ActorRolloutRefWorker: mini x n // (world // SP), assert > "
+        "0, assert % ppo_micro_batch_size_per_gpu == 0; deprecated micro // (world // SP)), :858-869 (CriticWorker), "
+        "workers/megatron_workers.py:135-153 (// mpu data-parallel size; the ref asserts a micro batch size is "
         "set); verl v0.7.0 workers/fsdp_workers.py:240-275, workers/megatron_workers.py:332-356, "
         "trainer/main_ppo.py:128-131 (engine workers with use_legacy_worker_impl=disable); verl 0.9.1 "
         "workers/engine_workers.py:267 (assert mini_batch_size % data-parallel size == 0), "
