@@ -25,7 +25,12 @@ Decided by the code of the launch's verl, read from its tree (sources/verl_lengt
   multiplies it) fails unless VLLM_ALLOW_LONG_MAX_MODEL_LEN is exported, and
   with chunked prefill off max_num_batched_tokens below max_model_len fails
   (where that version of verl does not raise it itself). A max_model_len below
-  prompt + response runs and cuts the responses (a warning).
+  prompt + response runs and cuts the responses (a warning). Two settings
+  that do nothing are warnings too: rollout.max_model_len where the version
+  replaces it with max_position_embeddings (v0.7), and
+  enable_chunked_prefill=False where the version turns the engine arguments into
+  command-line flags and leaves a False one out (v0.7, 0.8: vLLM keeps chunked
+  prefill on).
 """
 
 from __future__ import annotations
