@@ -611,6 +611,73 @@ ABOUT_THE_TOOL = [
 ]
 VERDICTS += [(c, s, ln, r, FALSE, f"{HYDRA_NOTE}: {why}") for c, s, ln, r, why in ABOUT_THE_TOOL]
 
+# issue 20: verl v0.7.0's vLLM server and agent loop, as sequence-length and batch-dispatch read them
+CHUNKED_DROPPED = (
+    "verl v0.7.0 verl/workers/rollout/vllm_rollout/vllm_async_server.py:362-365 — the engine arguments become "
+    "vLLM flags with `if isinstance(v, bool): if v: server_args.append(...)`: enable_chunked_prefill=False is "
+    "left out and vLLM keeps chunked prefill on (verl PR #7626: an explicit False was silently dropped until #7508)"
+)
+MAX_MODEL_LEN_REPLACED = (
+    "verl v0.7.0 verl/workers/rollout/vllm_rollout/vllm_async_server.py:198 — "
+    "`self.config.max_model_len = self.model_config.hf_config.max_position_embeddings` replaces the setting"
+)
+AGENT_LOOP_SPLIT = (
+    "verl v0.7.0 verl/trainer/ppo/ray_trainer.py:1352-1363 repeats the train batch rollout.n times for "
+    "generation; experimental/agent_loop/agent_loop.py:949 `prompts.chunk(len(self.agent_loop_workers))` with "
+    "rollout.agent.num_workers = 8 (trainer/config/rollout/rollout.yaml:209); protocol.py:884-886 asserts "
+    "len % chunks == 0 (no padding): "
+)
+VERDICTS += [
+    *[
+        (V07, script, line, "sequence-length", TRUE, CHUNKED_DROPPED)
+        for script, line in [
+            ("examples/grpo_trainer/run_glm41v_9b.sh", 31),
+            ("examples/grpo_trainer/run_minicpmo2_6.sh", 34),
+            ("examples/grpo_trainer/run_qwen2_5_7b_grpo_discrete_prof_npu.sh", 48),
+            ("examples/grpo_trainer/run_qwen2_5_7b_grpo_e2e_prof_npu.sh", 46),
+            ("examples/grpo_trainer/run_qwen2_5_7b_grpo_npu.sh", 29),
+            ("examples/grpo_trainer/run_qwen2_5_vl-7b.sh", 32),
+            ("examples/grpo_trainer/run_qwen2_5_vl-7b_freeze_vision.sh", 32),
+            ("examples/grpo_trainer/run_qwen2_5_vl-7b_lora.sh", 37),
+            ("examples/grpo_trainer/run_qwen2_5_vl-7b_seq_balance.sh", 30),
+            ("examples/grpo_trainer/run_qwen2_5_vl_32b_npu.sh", 36),
+            ("examples/grpo_trainer/run_qwen2_5_vl_3b_npu.sh", 36),
+            ("examples/grpo_trainer/run_qwen2_5_vl_7b_npu.sh", 36),
+            ("examples/tuning/0.5b/qwen2-0.5b_grpo-lora_1_h100_fsdp_vllm.sh", 52),
+            ("examples/tuning/1.5b/qwen2-1.5b_grpo-lora_1_h100_fsdp_vllm.sh", 52),
+            ("examples/tuning/14b/qwen2-14b_grpo-lora_2_h100_fsdp_vllm.sh", 52),
+            ("examples/tuning/32b/qwen2-32b_grpo-lora_4_h100_fsdp_vllm.sh", 52),
+            ("examples/tuning/3b/qwen2-3b_grpo-lora_1_h100_fsdp_vllm.sh", 52),
+            ("examples/tuning/70b/qwen2-72b_grpo-lora_8_h100_fsdp_vllm.sh", 52),
+            ("examples/tuning/7b/qwen2-7b_grpo-lora_1_h100_fsdp_vllm.sh", 52),
+            ("tests/special_npu/run_qwen2_5_05b_grpo.sh", 30),
+            ("tests/special_npu/run_qwen2_5_05b_grpo_mindspeed.sh", 44),
+            ("tests/special_npu/run_qwen2_5_vl_3b_npu.sh", 41),
+        ]
+    ],
+    *[
+        (V07, script, line, "sequence-length", TRUE, MAX_MODEL_LEN_REPLACED)
+        for script, line in [
+            ("examples/tuning/0.5b/qwen2-0.5b_grpo-lora_1_h100_fsdp_vllm.sh", 50),
+            ("examples/tuning/1.5b/qwen2-1.5b_grpo-lora_1_h100_fsdp_vllm.sh", 50),
+            ("examples/tuning/14b/qwen2-14b_grpo-lora_2_h100_fsdp_vllm.sh", 50),
+            ("examples/tuning/32b/qwen2-32b_grpo-lora_4_h100_fsdp_vllm.sh", 50),
+            ("examples/tuning/3b/qwen2-3b_grpo-lora_1_h100_fsdp_vllm.sh", 50),
+            ("examples/tuning/70b/qwen2-72b_grpo-lora_8_h100_fsdp_vllm.sh", 50),
+            ("examples/tuning/7b/qwen2-7b_grpo-lora_1_h100_fsdp_vllm.sh", 50),
+        ]
+    ],
+    *[
+        (V07, script, line, "batch-dispatch", TRUE, AGENT_LOOP_SPLIT + f"{rows} samples over 8 workers")
+        for script, line, rows in [
+            ("examples/tuning/0.5b/qwen2-0.5b_grpo-lora_1_h100_fsdp_vllm.sh", 21, 1),
+            ("examples/tuning/14b/qwen2-14b_grpo-lora_2_h100_fsdp_vllm.sh", 20, 580),
+            ("examples/tuning/32b/qwen2-32b_grpo-lora_4_h100_fsdp_vllm.sh", 20, 900),
+            ("examples/tuning/3b/qwen2-3b_grpo-lora_1_h100_fsdp_vllm.sh", 20, 310),
+        ]
+    ],
+]
+
 
 @pytest.fixture(scope="module")
 def reported():

@@ -54,6 +54,9 @@ class Shape:
     gdn: bool = False  # has Gated DeltaNet (linear attention) layers
     total_params_b: float | None = None
     active_params_b: float | None = None
+    max_position_embeddings: int | None = None  # None: not known
+    rope_scaling: dict | None = None
+    rope_known: bool = False  # whether rope_scaling (None: no scaling) is known
 
     @property
     def has_params(self) -> bool:
@@ -99,8 +102,15 @@ def model_for(path: str) -> str | None:
     return max(hits)[1] if hits else None
 
 
-def shape_from_table(name: str) -> Shape:
-    e = models()[name]
+def shape_from_table(name: str, path: str | None = None) -> Shape:
+    """The table's shape of `name`; a `variants` entry whose text is in the path's last
+    component overrides the fields it names (checkpoints of one architecture that differ in
+    their context length)."""
+    e = dict(models()[name])
+    leaf = str(path or "").rstrip("/").rsplit("/", 1)[-1].lower()
+    for text, fields in (e.get("variants") or {}).items():
+        if text.lower() in leaf:
+            e.update(fields)
     return Shape(
         name=name,
         source="models.yaml",
@@ -113,6 +123,9 @@ def shape_from_table(name: str) -> Shape:
         gdn="gdn_qk_heads" in e or "gdn_v_heads" in e,
         total_params_b=e.get("total_params_b"),
         active_params_b=e.get("active_params_b"),
+        max_position_embeddings=e.get("max_position_embeddings"),
+        rope_scaling=e.get("rope_scaling"),
+        rope_known="rope_scaling" in e,
     )
 
 
@@ -164,7 +177,22 @@ def shape_from_config(directory: str) -> Shape:
         gdn=gdn_qk is not None or gdn_v is not None or "linear_attention" in (text.get("layer_types") or []),
         total_params_b=total,
         active_params_b=active,
+        max_position_embeddings=num("max_position_embeddings"),
+        rope_scaling=_rope_scaling(text, cfg),
+        rope_known=True,
     )
+
+
+def _rope_scaling(text: dict, cfg: dict) -> dict | None:
+    """The config's rope_scaling (transformers' `rope_parameters` in newer configs); a default
+    rope type is no scaling."""
+    for holder in (text, cfg):
+        for key in ("rope_scaling", "rope_parameters"):
+            value = holder.get(key)
+            if isinstance(value, dict):
+                kind = value.get("rope_type", value.get("type"))
+                return None if kind in (None, "default") and "factor" not in value else value
+    return None
 
 
 def _estimate_params(text: dict, cfg: dict, heads, experts) -> tuple[float | None, float | None]:
@@ -480,7 +508,7 @@ def model_shape(view, opts) -> Shape | None:
             pass
     shown = view.shown(f"{ARF}.model.path")
     name = model_for(shown) if shown else None
-    return shape_from_table(name) if name else None
+    return shape_from_table(name, shown) if name else None
 
 
 def known_layout(view, opts) -> LaunchLayout | None:
@@ -508,7 +536,7 @@ def launch_layout(view, opts) -> LaunchLayout:
             cpu_fraction = min(max(float(fraction), 0.0), 1.0)
     kl_loss, kl_reward = view.value(f"{ARF}.actor.use_kl_loss"), view.value("algorithm.use_kl_in_reward")
     return LaunchLayout(
-        engine=view.engine,
+        engine=view.training_engine,
         device=device,
         memory_gb=memory_gb,
         memory_from=memory_from,
@@ -584,3 +612,48 @@ def summary(lay: LaunchLayout) -> list[str]:
         step = optimizer_step(shape.layers, shape.total_params_b, shape.active_params_b, a, world, lay.cpu_fraction)
         out.append(f"memory estimate, actor optimizer step per device: {step.text()} of {lay.memory_gb:g} GB")
     return out
+
+
+# --------------------------------------------------------------------------
+# Which models a launch builds, and the sizes verl multiplies batches by
+# --------------------------------------------------------------------------
+def ref_used(view) -> bool:
+    """verl builds a ref model for a KL loss or KL in the reward (0.9.1 trainer/ppo/utils.py:75-79
+    need_reference_policy; v0.4.1 main_ppo the same test); True when not known."""
+    kl_loss, kl_reward = view.value(f"{ARF}.actor.use_kl_loss"), view.value("algorithm.use_kl_in_reward")
+    return not (kl_loss is False and kl_reward in (False, None))
+
+
+def critic_used(view) -> bool | None:
+    """verl builds a critic when critic.enable says so, else for GAE (0.9.1 trainer/ppo/utils.py
+    need_critic; v0.4.1 ray_trainer.py:345-356 by adv_estimator alone); None when not known."""
+    enable = view.value("critic.enable")
+    if isinstance(enable, bool):
+        return enable
+    adv = view.value("algorithm.adv_estimator")
+    return adv == "gae" if isinstance(adv, str) else None
+
+
+def world_size(view) -> int | None:
+    nnodes, per_node = _int(view, "trainer.nnodes"), _int(view, "trainer.n_gpus_per_node")
+    return nnodes * per_node if nnodes and per_node else None
+
+
+def ulysses_size(view, section: str) -> tuple[int | None, str]:
+    """(Ulysses sequence parallel size, the key it comes from) of a section such as
+    `actor_rollout_ref.actor` or `critic`: its own size when above 1 (verl copies the deprecated
+    section-level size into the engine's fsdp_config), else its fsdp_config's; 1 when neither
+    is set; None when one is not known statically."""
+    keys = [f"{section}.ulysses_sequence_parallel_size", f"{section}.fsdp_config.ulysses_sequence_parallel_size"]
+    if section == "critic":
+        keys.append("critic.model.fsdp_config.ulysses_sequence_parallel_size")
+    for key in keys:
+        value = view.value(key)
+        if value is None:
+            continue
+        size = view.int_value(key)
+        if size is None:
+            return None, key
+        if size > 1:
+            return size, key
+    return 1, keys[0]

@@ -118,6 +118,21 @@ class LaunchView:
                 return self.value(m.group(1), depth + 1)
         return node
 
+    def source_key(self, key: str, depth: int = 0) -> str:
+        """The key that gives `key` its value: itself when the launch sets it or its default is
+        not an interpolation, else (followed) the key its `${path}` / `${oc.select:path,...}`
+        default names, when that one is set or inherits further."""
+        if self.setting(key) is not None or depth >= 8:
+            return key
+        node = self.raw(key)
+        if isinstance(node, str):
+            m = _SELECT.match(node) or _PLAIN.match(node)
+            if m:
+                found = self.source_key(m.group(1), depth + 1)
+                if self.setting(found) is not None or self.raw(found) is not None:
+                    return found
+        return key
+
     def shown(self, key: str) -> str | None:
         """The value as text, unknown parts shown as `${NAME}` (for pattern tests)."""
         s = self.setting(key)
@@ -138,8 +153,26 @@ class LaunchView:
 
     @property
     def engine(self) -> str | None:
+        """The `model_engine` group's option (verl 0.8 on: dp, megatron, ...); None before it existed."""
         v = self.value("model_engine")
         return v if isinstance(v, str) else None
+
+    @property
+    def training_engine(self) -> str | None:
+        """The engine the actor trains with, in any version: the `model_engine` option where the
+        tree has that group (verl 0.8 on), else (v0.4, v0.7) the actor's strategy (fsdp and fsdp2
+        are `dp`). For the layout rules; a rule whose check exists only in the new engine workers
+        keeps to `engine`."""
+        v = self.engine
+        if v is not None:
+            return v
+        if self.raw("model_engine") is None and self.setting("model_engine") is None:
+            strategy = self.value("actor_rollout_ref.actor.strategy")
+            if strategy == "megatron":
+                return "megatron"
+            if strategy in ("fsdp", "fsdp2"):
+                return "dp"
+        return None
 
     def where(self, key: str):
         """Location to report a problem with `key`: its override, else the launch."""

@@ -10,6 +10,12 @@ the ref inherits is reported once, on the actor's key.
 Rollout: a replica has TP x DP x PP devices and may span nodes; verl asserts
 that a replica larger than one node fills whole nodes
 (verl/workers/rollout/replica.py).
+
+A training TP wider than one node (TP > trainer.n_gpus_per_node) is a warning:
+nothing refuses it, Megatron-Core builds tensor-parallel groups of consecutive
+ranks, so each group spans nodes and every layer's all-reduce crosses the
+inter-node network (it runs, slowly). The rollout's TP may span nodes (a
+multi-node vLLM or SGLang server, verl 0.9.1 workers/rollout/replica.py:107-117).
 """
 
 from __future__ import annotations
@@ -27,7 +33,10 @@ class Parallelism(Rule):
     severity = "error"
     stage = "policy"
     scope = "launch"
-    summary = "TP x PP x CP and ETP x EP x PP must divide the world; a rollout replica must fill whole nodes"
+    summary = (
+        "TP x PP x CP and ETP x EP x PP must divide the world; a rollout replica must fill whole nodes; "
+        "a training TP wider than a node is a warning"
+    )
     why = (
         "Megatron-Core's parallel_state.initialize_model_parallel raises RuntimeError when world_size % (TP*PP*CP) "
         "or world_size % (ETP*EP*PP) is not 0 (a null ETP is TP); this happens inside every training worker after "
@@ -35,7 +44,8 @@ class Parallelism(Rule):
         "spans more than one."
     )
     ground_truth = (
-        "megatron-core 0.16.1 megatron/core/parallel_state.py:786-795 (same in 0.18.0); "
+        "megatron-core 0.16.1 megatron/core/parallel_state.py:786-795 (same in 0.18.0), :562 (rank order "
+        "tp-cp-ep-dp-pp: a TP group is consecutive ranks, which verl places node by node); "
         "verl 0.9.1 verl/workers/rollout/replica.py:107-116 and verl/workers/engine_workers.py:655-660 (world_size % "
         "(TP x DP x PP)); verl v0.4.1 verl/workers/fsdp_workers.py:406 (world_size % infer_tp)"
     )
@@ -50,10 +60,10 @@ class Parallelism(Rule):
         world = nnodes * per_node
         out = []
 
-        def report(key, message):
-            out.append(self.finding(view.where(key), message, key))
+        def report(key, message, at_most=None):
+            out.append(self.finding(view.where(key), message, key, at_most=at_most))
 
-        if view.engine == "megatron":
+        if view.training_engine == "megatron":
             for role in ROLES:
                 if role != ROLES[0] and not any(view.setting(f"{role}.{k}") for k in LAYOUT + EXPERT):
                     continue  # the ref inherits the actor's layout: reported on the actor's keys
@@ -70,6 +80,14 @@ class Parallelism(Rule):
         if None in (tp, pp, cp) or min(tp, pp, cp) < 1:
             return
         name = role.split(".")[-2]
+        if tp > per_node:
+            report(
+                f"{role}.tensor_model_parallel_size",
+                f"{name}: TP {tp} is wider than one node's {per_node} devices: each tensor-parallel group spans "
+                "nodes and every layer's all-reduce crosses the network between them (it runs, slowly); keep TP "
+                f"<= {per_node} and use PP or EP across nodes",
+                "warning",
+            )
         if world % (tp * pp * cp):
             report(
                 f"{role}.tensor_model_parallel_size",

@@ -1,0 +1,652 @@
+"""How a verl version splits batches over ranks and per GPU, read with `ast` from its tree.
+
+- Worker normalization (verl before the engine workers: v0.4, and v0.7's legacy
+  workers). `ActorRolloutRefWorker.__init__` and `CriticWorker.__init__`
+  (workers/fsdp_workers.py, workers/megatron_workers.py) turn the global
+  mini and micro batch sizes into per-GPU ones and assert on the result.
+  `normalization` runs those constructors over the launch's config with
+  sources/_pyeval.py (world size, data-parallel size from the
+  `initialize_model_parallel` call the constructor makes), for the roles the
+  trainer builds: the actor/rollout worker, the ref worker, the critic.
+- Engine workers (verl 0.8 on; v0.7 with use_legacy_worker_impl=disable). The
+  trainer hands `update_actor` a mini batch of ppo_mini_batch_size x rollout.n
+  (`_update_actor`, evaluated); the worker asserts it splits over the
+  data-parallel ranks (`TrainingWorker.train_mini_batch`), and without dynamic
+  batch size `prepare_micro_batches` (workers/engine/utils.py) asserts that a
+  GPU's share splits into micro batches. `engine_asserts` finds both.
+- Dispatch. `DataProto.chunk` (protocol.py) asserts an equal split unless
+  padding is enabled (the VERL_AUTO_PADDING variable). `generation_split`
+  finds what the trainer's generation step splits and into how many parts: the
+  train batch over the worker group's ranks (verl 0.4's sync rollout,
+  `Dispatch.DP_COMPUTE_PROTO`), or the batch repeated rollout.n times over the
+  agent loop workers (`AgentLoopManager.generate_sequences`, rollout.agent.num_workers).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from ._pyast import parse_file
+from ._pyeval import UNKNOWN, Assigned, Evaluator, Failure, Node, Obj, V
+from .verl_lengths import Cite, _class_methods, _config_test, _parents, _rel
+
+ARF = "actor_rollout_ref"
+WORLD_KEYS = ("trainer.nnodes", "trainer.n_gpus_per_node")
+
+
+def _world(view):
+    nnodes, per_node = view.int_value("trainer.nnodes"), view.int_value("trainer.n_gpus_per_node")
+    if not nnodes or not per_node:
+        return V(UNKNOWN)
+    return V(nnodes * per_node, WORLD_KEYS)
+
+
+# ----------------------------------------------------------------------------
+# which workers a launch gets
+# ----------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=8)
+def engine_switch(root: str):
+    """(key, values, default): the trainer.use_legacy_worker_impl values for which main_ppo
+    imports the engine workers (an `if` whose body imports verl.workers.engine_workers); None
+    when main_ppo has no such switch."""
+    path = os.path.join(root, "trainer", "main_ppo.py")
+    tree = parse_file(path)
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If):
+            continue
+        imports = [
+            n
+            for b in node.body
+            for n in ast.walk(b)
+            if isinstance(n, ast.ImportFrom) and n.module == "verl.workers.engine_workers"
+        ]
+        if not imports:
+            continue
+        test = _config_test(tree, node.test, negate=False)
+        if test is not None:
+            return test
+    return None
+
+
+def legacy_workers(view, root: str, strategy: str | None) -> str | None:
+    """The legacy worker module (relative path) the launch's strategy uses, or None when the
+    launch runs the engine workers (or the strategy has no legacy module in this tree)."""
+    name = "megatron_workers.py" if strategy == "megatron" else "fsdp_workers.py"
+    path = os.path.join(root, "workers", name)
+    if not os.path.isfile(path):
+        return None
+    switch = engine_switch(root)
+    if switch is not None:
+        key, values, default = switch
+        value = view.value(key)
+        if value is None:
+            value = default
+        if not isinstance(value, str | int | bool) or value in values:
+            return None
+    return _rel(root, path)
+
+
+# ----------------------------------------------------------------------------
+# legacy worker normalization
+# ----------------------------------------------------------------------------
+
+
+@dataclass
+class Normalized:
+    worker: str  # "actor/rollout", "ref", "critic"
+    path: str  # the worker module, relative to the verl package
+    failure: Failure | None
+    assigned: list[Assigned] = field(default_factory=list)
+
+
+def _initialize(ev: Evaluator, node: ast.Call) -> V:
+    """`mpu.initialize_model_parallel(...)`: remember the layout the worker asks for."""
+    sizes = {}
+    for kw in node.keywords:
+        if kw.arg in ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size"):
+            sizes[kw.arg] = ev._eval(kw.value)
+    ev.model_parallel = sizes
+    return V(None)
+
+
+def _data_parallel(world: V):
+    def dp(ev: Evaluator, node: ast.Call) -> V:
+        sizes = getattr(ev, "model_parallel", None)
+        if not sizes or world.value is UNKNOWN:
+            return V(UNKNOWN)
+        product, keys = 1, list(world.keys)
+        for name in ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size"):
+            v = sizes.get(name, V(1))
+            if not isinstance(v.value, int) or isinstance(v.value, bool) or v.value < 1:
+                return V(UNKNOWN)
+            product *= v.value
+            keys.extend(k for k in v.keys if k not in keys)
+        return V(world.value // product, tuple(keys))
+
+    return dp
+
+
+def _init_of(tree: ast.Module, class_name: str):
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == class_name:
+            return node, _class_methods(tree, node).get("__init__")
+    return None, None
+
+
+def normalization(view, root: str, roles: list[tuple[str, str, str, str]]) -> list[Normalized]:
+    """Run each legacy worker constructor verl builds for the launch. `roles`: (worker label,
+    class name, config prefix, role argument) with the worker module chosen by the section's
+    strategy; a worker whose launch runs the engine workers is skipped."""
+    out = []
+    world = _world(view)
+    for label, class_name, prefix, role in roles:
+        section = prefix if prefix == "critic" else f"{ARF}.actor"
+        rel = legacy_workers(view, root, view.value(f"{section}.strategy"))
+        if rel is None:
+            continue
+        tree = parse_file(os.path.join(root, rel))
+        if tree is None:
+            continue
+        cls, init = _init_of(tree, class_name)
+        if init is None:
+            continue
+        calls = {
+            "torch.distributed.is_initialized": False,
+            "torch.distributed.get_world_size": lambda ev, node: world,
+            "self.device_mesh.size": lambda ev, node: world,
+            "mpu.initialize_model_parallel": _initialize,
+            "mpu.get_data_parallel_world_size": _data_parallel(world),
+        }
+        ev = Evaluator(view, calls=calls)
+        params = {}
+        for i, arg in enumerate(init.args.args):
+            if i == 0:
+                params[arg.arg] = V(Obj({}))
+            elif arg.arg == "config":
+                params[arg.arg] = V(Node(ev, prefix))
+            elif arg.arg == "role":
+                params[arg.arg] = V(role)
+            else:
+                params[arg.arg] = V(UNKNOWN)
+        ev.run(init.body, params)
+        out.append(Normalized(label, rel, ev.failures[0] if ev.failures else None, list(ev.assigned)))
+    return out
+
+
+# ----------------------------------------------------------------------------
+# engine workers
+# ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EngineAsserts:
+    mini_split: Cite | None  # assert mini_batch_size % data parallel size == 0
+    micro_split: Cite | None  # assert a GPU's batch % micro batch size == 0 (dynamic batch size off)
+    mini_batch: object  # ast expression of the mini batch the trainer hands update_actor, or None
+    trainer_at: Cite | None
+
+
+@lru_cache(maxsize=8)
+def engine_asserts(root: str) -> EngineAsserts | None:
+    """The engine workers' batch split asserts; None for a tree without engine workers."""
+    path = os.path.join(root, "workers", "engine_workers.py")
+    tree = parse_file(path)
+    if tree is None:
+        return None
+    mini = micro = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assert):
+            text = ast.unparse(node.test)
+            if "mini_batch_size %" in text and "get_data_parallel_size()" in text:
+                mini = Cite(_rel(root, path), node.lineno)
+    upath = os.path.join(root, "workers", "engine", "utils.py")
+    utree = parse_file(upath)
+    for node in ast.walk(utree) if utree is not None else ():
+        if isinstance(node, ast.Assert):
+            text = ast.unparse(node.test)
+            if "micro_batch_size_per_gpu" in text and "%" in text:
+                micro = Cite(_rel(root, upath), node.lineno)
+    expr, at = _trainer_mini_batch(root)
+    return EngineAsserts(mini, micro, expr, at)
+
+
+def _trainer_mini_batch(root: str):
+    """The `_update_actor` function of the trainer, and where it passes `mini_batch_size=`."""
+    path = os.path.join(root, "trainer", "ppo", "ray_trainer.py")
+    tree = parse_file(path)
+    if tree is None:
+        return None, None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name == "_update_actor":
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Call):
+                    for kw in sub.keywords:
+                        if kw.arg == "mini_batch_size":
+                            return node, Cite(_rel(root, path), sub.lineno)
+    return None, None
+
+
+def trainer_mini_batch(view, root: str) -> V:
+    """The mini batch (rows) the engine trainer hands update_actor, by running `_update_actor`."""
+    facts = engine_asserts(root)
+    if facts is None or facts.mini_batch is None:
+        return V(UNKNOWN)
+    func = facts.mini_batch
+    ev = Evaluator(view)
+    me = Obj({"config": V(Node(ev, ""))}, pinned=frozenset({"config"}))
+    ev.run(func.body, {func.args.args[0].arg: V(me), **{a.arg: V(UNKNOWN) for a in func.args.args[1:]}})
+    for sub in ast.walk(func):
+        if isinstance(sub, ast.Call):
+            for kw in sub.keywords:
+                if kw.arg == "mini_batch_size":
+                    return ev._eval(kw.value)
+    return V(UNKNOWN)
+
+
+@lru_cache(maxsize=16)
+def _engine_function(root: str, sub: str, name: str):
+    tree = parse_file(os.path.join(root, "workers", "engine", sub, "transformer_impl.py"))
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return node
+    return None
+
+
+def engine_data_parallel(view, root: str, section: str) -> V:
+    """The data-parallel size of a section's engine (`get_data_parallel_size` of its engine
+    class, run): FSDP world // Ulysses SP, Megatron world // (TP x PP x CP)."""
+    strategy = view.value(f"{section}.strategy")
+    sub = "megatron" if strategy == "megatron" else "fsdp"
+    func = _engine_function(root, sub, "get_data_parallel_size")
+    if func is None:
+        return V(UNKNOWN)
+    world = _world(view)
+    engine_key = f"{section}.megatron" if sub == "megatron" else f"{section}.fsdp_config"
+    from ..layout import ulysses_size
+
+    sp, sp_key = ulysses_size(view, section)
+    ev = Evaluator(view)
+    mp = {
+        k: ev.config(f"{section}.megatron.{k}")
+        for k in ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size")
+    }
+    ev.model_parallel = mp
+    ev.calls = {
+        "torch.distributed.get_world_size": lambda e, n: world,
+        "mpu.get_data_parallel_world_size": _data_parallel(world),
+    }
+    me = Obj(
+        {
+            "engine_config": V(Node(ev, engine_key)),
+            "ulysses_sequence_parallel_size": V(sp if sp is not None else UNKNOWN, (sp_key,)),
+        }
+    )
+    return ev.call_function(func, {func.args.args[0].arg: V(me)})
+
+
+# ----------------------------------------------------------------------------
+# dispatch
+# ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Split:
+    rows: int  # the rows the generation step hands over
+    parts: str  # "world" (the worker group's ranks) or a config key (rollout.agent.num_workers)
+    at: Cite  # where the split happens
+    check: Cite  # DataProto.chunk's equal-split assert
+    padding_env: str | None  # the environment variable that turns on padding instead
+    call: Cite | None = None  # the trainer's generate_sequences call
+
+
+@lru_cache(maxsize=8)
+def _chunk_assert(root: str):
+    path = os.path.join(root, "protocol.py")
+    tree = parse_file(path)
+    if tree is None:
+        return None, None
+    check = env = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == "DataProto":
+            for method in node.body:
+                if isinstance(method, ast.FunctionDef) and method.name == "chunk":
+                    for sub in ast.walk(method):
+                        if isinstance(sub, ast.Assert) and "% chunks" in ast.unparse(sub.test):
+                            check = Cite(_rel(root, path), sub.lineno)
+        if isinstance(node, ast.Call) and ast.unparse(node.func) in ("os.getenv", "os.environ.get") and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str) and "PADDING" in first.value:
+                env = first.value
+    return check, env
+
+
+@lru_cache(maxsize=8)
+def _async_mode_sites(root: str) -> tuple:
+    """((value, (if tests around it, outermost last)), ...) of the trainer's assignments to
+    `self.async_rollout_mode`, in file order."""
+    tree = parse_file(os.path.join(root, "trainer", "ppo", "ray_trainer.py"))
+    if tree is None:
+        return ()
+    parents = _parents(tree)
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        if ast.unparse(node.targets[0]) != "self.async_rollout_mode":
+            continue
+        tests, parent = [], parents.get(node)
+        while parent is not None and not isinstance(parent, ast.FunctionDef):
+            if isinstance(parent, ast.If):
+                tests.append(parent.test)
+            parent = parents.get(parent)
+        out.append((node.lineno, node.value, tuple(tests)))
+    return tuple(sorted(out, key=lambda t: t[0]))
+
+
+def _async_mode(view, root: str):
+    """The trainer's `self.async_rollout_mode`, from its assignments and the `if` tests around them."""
+    value = UNKNOWN
+    for _, expr, tests in _async_mode_sites(root):
+        ev = Evaluator(view)
+        me = Obj({"config": V(Node(ev, ""))}, pinned=frozenset({"config"}))
+        ev.locals = {"self": V(me), "config": V(Node(ev, ""))}
+        holds = True
+        for test in tests:
+            truth = ev._truth(ev._eval(test))
+            if truth is UNKNOWN:
+                return UNKNOWN
+            holds = holds and truth
+        if holds:
+            value = ev._eval(expr).value
+    return value
+
+
+@lru_cache(maxsize=16)
+def _enum_constants(root: str, tree: ast.Module) -> dict:
+    """{class name: Obj of its constant attributes} for the enum classes the module imports
+    from verl (`AdvantageEstimator.REMAX` is "remax")."""
+    out = {}
+    for node in tree.body:
+        if not isinstance(node, ast.ImportFrom) or not (node.module or "").startswith("verl."):
+            continue
+        base = os.path.join(root, *node.module.split(".")[1:])
+        mod = parse_file(base + ".py") or parse_file(os.path.join(base, "__init__.py"))
+        if mod is None:
+            continue
+        classes = {c.name: c for c in mod.body if isinstance(c, ast.ClassDef)}
+        for alias in node.names:
+            cls = classes.get(alias.name)
+            if cls is None or not any(ast.unparse(b).endswith("Enum") for b in cls.bases):
+                continue
+            attrs = {}
+            for stmt in cls.body:
+                if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant):
+                    for t in stmt.targets:
+                        if isinstance(t, ast.Name):
+                            attrs[t.id] = V(stmt.value.value)
+            out[alias.asname or alias.name] = V(Obj(attrs))
+    return out
+
+
+class _Rows:
+    """A batch of the trainer's step, by its number of rows."""
+
+    def __init__(self, n):
+        self.n = n
+
+
+def generation_split(view, root: str) -> Split | None:
+    """What the launch's generation step splits evenly, and into what (see the module doc):
+    the trainer's `fit` is followed from the dataloader's batch to the generate_sequences call
+    the launch takes, counting rows (`repeat`, `concat`, `slice`)."""
+    check, env = _chunk_assert(root)
+    if check is None:
+        return None
+    path = os.path.join(root, "trainer", "ppo", "ray_trainer.py")
+    tree = parse_file(path)
+    fit = _fit(root)
+    train = view.int_value("data.train_batch_size")
+    if fit is None or not train:
+        return None
+    async_mode = _async_mode(view, root)
+    ev = Evaluator(view)
+    me = Obj({"config": V(Node(ev, "")), "async_rollout_mode": V(async_mode)}, pinned=frozenset({"config"}))
+    ev.locals = {"self": V(me), **_enum_constants(root, tree)}
+    found = _walk_rows(ev, fit.body, train)
+    if found is None:
+        return None
+    owner, rows, line = found
+    at = Cite(_rel(root, path), line)
+    if owner == "self.actor_rollout_wg":
+        method = _dispatch_of(view, root)
+        return Split(rows, "world", method, check, env, at) if method is not None else None
+    manager = _agent_loop_split(root)
+    if manager is None:
+        return None
+    return Split(rows, manager[0], manager[1], check, env, at)
+
+
+@lru_cache(maxsize=8)
+def _fit(root: str):
+    tree = parse_file(os.path.join(root, "trainer", "ppo", "ray_trainer.py"))
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.FunctionDef) and node.name == "fit":
+            return node
+    return None
+
+
+def _walk_rows(ev: Evaluator, body: list, train: int):
+    """(owner, rows, line) of the first generate_sequences call reached, following `if` tests the
+    evaluator decides; None when one it cannot decide stands in the way."""
+    for stmt in body:
+        call = _generate_call(stmt)
+        if call is not None:
+            arg = call.args[0]
+            rows = ev.locals.get(arg.id) if isinstance(arg, ast.Name) else None
+            if rows is None or not isinstance(rows.value, _Rows):
+                return None
+            return ast.unparse(call.func.value), rows.value.n, call.lineno
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
+        if isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            target = stmt.target
+        if isinstance(target, ast.Name):
+            rows = _rows_of(ev, stmt.value, train)
+            ev.locals[target.id] = V(_Rows(rows)) if rows is not None else ev._eval(stmt.value)
+        elif isinstance(stmt, ast.If):
+            truth = ev._truth(ev._eval(stmt.test))
+            if truth is UNKNOWN:
+                if _contains_generate(stmt):
+                    return None
+                ev._havoc([stmt])
+                continue
+            found = _walk_rows(ev, stmt.body if truth else stmt.orelse, train)
+            if found is not None:
+                return found
+        elif isinstance(stmt, ast.For | ast.With | ast.While):
+            found = _walk_rows(ev, stmt.body, train)
+            if found is not None:
+                return found
+        elif isinstance(stmt, ast.Try):
+            found = _walk_rows(ev, stmt.body, train)
+            if found is not None:
+                return found
+    return None
+
+
+def _generate_call(stmt) -> ast.Call | None:
+    value = stmt.value if isinstance(stmt, ast.Assign | ast.Expr) else None
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr == "generate_sequences"
+        and value.args
+    ):
+        return value
+    return None
+
+
+def _contains_generate(node) -> bool:
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "generate_sequences"
+        for n in ast.walk(node)
+    )
+
+
+def _rows_of(ev: Evaluator, expr: ast.expr, train: int):
+    """Rows of a DataProto expression of the trainer's step, or None when it is not one."""
+    if isinstance(expr, ast.Name):
+        v = ev.locals.get(expr.id)
+        return v.value.n if v is not None and isinstance(v.value, _Rows) else None
+    if not isinstance(expr, ast.Call):
+        return None
+    func = expr.func
+    name = ast.unparse(func)
+    if name.endswith("from_single_dict"):
+        return train
+    if isinstance(func, ast.Attribute) and func.attr == "repeat":
+        base = _rows_of(ev, func.value, train)
+        times = next((k.value for k in expr.keywords if k.arg == "repeat_times"), expr.args[0] if expr.args else None)
+        n = ev._eval(times).value if times is not None else UNKNOWN
+        return base * n if base is not None and isinstance(n, int) and not isinstance(n, bool) else None
+    if isinstance(func, ast.Attribute) and func.attr in ("slice", "select", "pop"):
+        return _rows_of(ev, func.value, train)
+    if name.endswith("concat") and expr.args and isinstance(expr.args[0], ast.List):
+        parts = [_rows_of(ev, e, train) for e in expr.args[0].elts]
+        return sum(parts) if parts and None not in parts else None
+    if "gen_batch" in name and len(expr.args) == 1:  # self._get_gen_batch(batch): the same rows
+        return _rows_of(ev, expr.args[0], train)
+    return None
+
+
+def _dispatch_of(view, root: str) -> Cite | None:
+    """The worker's generate_sequences when its dispatch mode splits over every rank."""
+    rel = legacy_workers(view, root, view.value(f"{ARF}.actor.strategy"))
+    return None if rel is None else _generate_dispatch(root, rel)
+
+
+@lru_cache(maxsize=16)
+def _generate_dispatch(root: str, rel: str) -> Cite | None:
+    tree = parse_file(os.path.join(root, rel))
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.FunctionDef) and node.name == "generate_sequences":
+            for deco in node.decorator_list:
+                if "Dispatch.DP_COMPUTE_PROTO" in ast.unparse(deco):
+                    return Cite(rel, node.lineno)
+    return None
+
+
+@lru_cache(maxsize=8)
+def _agent_loop_split(root: str):
+    """(config key of the number of agent loop workers, Cite of the chunk) or None."""
+    path = os.path.join(root, "experimental", "agent_loop", "agent_loop.py")
+    tree = parse_file(path)
+    if tree is None:
+        return None
+    at = key = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "chunk":
+            if node.args and "agent_loop_workers" in ast.unparse(node.args[0]):
+                at = Cite(_rel(root, path), node.lineno)
+        if isinstance(node, ast.Assign) and ast.unparse(node.value).endswith("agent.num_workers"):
+            key = f"{ARF}.rollout.agent.num_workers"
+    return (key, at) if at is not None and key is not None else None
+
+
+# ----------------------------------------------------------------------------
+# the training step's split over data-parallel ranks
+# ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TrainSplit:
+    ranks: V  # the data-parallel ranks the actor's batches are split over
+    check: Cite  # the equal-split assert
+    padding_env: str | None  # the variable that pads instead (DataProto only)
+    validated: Cite | None  # validate_config's own check of the same split, when it runs for this launch
+
+
+@lru_cache(maxsize=8)
+def _tensordict_chunk_assert(root: str) -> Cite | None:
+    path = os.path.join(root, "utils", "tensordict_utils.py")
+    tree = parse_file(path)
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.FunctionDef) and node.name == "chunk_tensordict":
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Assert) and "% chunks" in ast.unparse(sub.test):
+                    return Cite(_rel(root, path), sub.lineno)
+    return None
+
+
+@lru_cache(maxsize=8)
+def _validate_sites(root: str) -> tuple:
+    """(Cite, ((test, in its body?), ...)) of validate_config's `real_train_batch_size % minimal_bsz`
+    assert (verl 0.9.1 utils/config.py; v0.4.1 RayPPOTrainer._validate_config), or None."""
+    for parts in (("utils", "config.py"), ("trainer", "ppo", "ray_trainer.py")):
+        path = os.path.join(root, *parts)
+        tree = parse_file(path)
+        if tree is None:
+            continue
+        parents = _parents(tree)
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Assert) and "real_train_batch_size %" in ast.unparse(node.test)):
+                continue
+            tests, child, parent = [], node, parents.get(node)
+            while parent is not None and not isinstance(parent, ast.FunctionDef):
+                if isinstance(parent, ast.If):
+                    tests.append((parent.test, child in parent.body))
+                child, parent = parent, parents.get(parent)
+            return Cite(_rel(root, path), node.lineno), tuple(tests)
+    return None
+
+
+def _validated(view, root: str) -> Cite | None:
+    """validate_config's own check of the training split, when the `if` tests around it hold."""
+    site = _validate_sites(root)
+    if site is None:
+        return None
+    cite, tests = site
+    ev = Evaluator(view)
+    me = Obj({"config": V(Node(ev, ""))}, pinned=frozenset({"config"}))
+    ev.locals = {"self": V(me), "config": V(Node(ev, ""))}
+    for test, in_body in tests:
+        truth = ev._truth(ev._eval(test))
+        if truth is UNKNOWN or bool(truth) != in_body:
+            return None
+    return cite
+
+
+def training_split(view, root: str) -> TrainSplit | None:
+    """How the actor's training batches (train_batch_size x rollout.n rows) are split over ranks."""
+    section = f"{ARF}.actor"
+    validated = _validated(view, root)
+    world = _world(view)
+    rel = legacy_workers(view, root, view.value(f"{section}.strategy"))
+    check, env = _chunk_assert(root)
+    if rel is not None:
+        if check is None:
+            return None
+        if view.value(f"{section}.strategy") == "megatron":
+            sizes = [
+                view.int_value(f"{section}.megatron.{k}")
+                for k in ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size")
+            ]
+            if world.value is UNKNOWN or None in sizes or min(sizes) < 1:
+                return None
+            if world.value % (sizes[0] * sizes[1] * sizes[2]):
+                return None  # the layout does not divide the world: the parallelism rule says so
+            keys = (*world.keys, *(f"{section}.megatron.{k}" for k in ("tensor_model_parallel_size",)))
+            ranks = V(world.value // (sizes[0] * sizes[1] * sizes[2]), keys)
+        else:
+            ranks = world
+        return TrainSplit(ranks, check, env, validated)
+    td = _tensordict_chunk_assert(root)
+    if td is None:
+        return None
+    return TrainSplit(engine_data_parallel(view, root, section), td, None, validated)
