@@ -86,7 +86,7 @@ def test_json_finding_shape(tmp_path, capsys):
     assert code == 1
     doc = json.loads(out)
     f = doc["findings"][0]
-    assert set(f) == {"path", "line", "column", "rule", "severity", "message", "key", "profiles", "assumptions"}
+    assert set(f) == {"path", "line", "column", "rule", "severity", "message", "key", "profiles", "assumptions", "related"}
     assert f["key"] == "actor_rollout_ref.actor.megatron.override_transformer_config.use_flash_attn"
     assert f["profiles"] == [{}]
     launch = doc["scripts"][0]["profiles"][0]["launches"][0]

@@ -190,13 +190,24 @@ def _search_path(spec, source, root: str | None, primary: str, config_name: str 
                 return extra, f"hydra.searchpath {entry}: the package {top} is not installed here"
         else:
             path = entry[len("file://") :] if entry.startswith("file://") else entry
-            if not os.path.isabs(path) and root is None:
+            folder = path if os.path.isabs(path) else _relative_folder(path, root, source)
+            if folder is None:
                 return extra, f"hydra.searchpath {entry}: the folder the launch starts in is not known"
-            folder = path if os.path.isabs(path) else os.path.join(root, path)
         if not os.path.isdir(folder):
             return extra, f"hydra.searchpath {entry}: {shown_path(folder)} is not here"
         extra.append(os.path.normpath(folder))
     return extra, None
+
+
+def _relative_folder(path: str, root: str | None, source) -> str | None:
+    """A relative `file://` search path: from the folder the launch starts in; where it is not
+    there, from the folder holding the verl package the launch runs (verl's own root configs
+    name `file://verl/trainer/config`, meant for a launch from a checkout of verl)."""
+    holder = os.path.dirname(os.path.abspath(source.package_root)) if source.package_root else None
+    for base in (root, holder):
+        if base is not None and os.path.isdir(os.path.join(base, path)):
+            return os.path.join(base, path)
+    return os.path.join(root, path) if root is not None else None
 
 
 def _searchpath_override(spec) -> list[str] | None:

@@ -56,7 +56,9 @@ class VerlCheck(Rule):
             because = _because(view, failure)
             message = _message(view, failure, version, because)
             finding = self.finding(view.where(key) if key else view.loc, message, key)
+            # a relation of settings: the others set here too (a null's TypeError is the null's alone)
             others = [k for k in dict.fromkeys(failure.own) if k != key and view.setting(k) is not None]
+            others = [] if failure.nulls else others[:3]
             out.append(finding.with_related((view.where(k), k) for k in others))
         return out
 
