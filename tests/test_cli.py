@@ -315,7 +315,7 @@ def test_color_only_when_asked(tmp_path, capsys, monkeypatch):
 def test_jobs_give_identical_output(tmp_path, monkeypatch):
     """-j N: the same output, in the same order, for any N (cold and warm caches)."""
     outs = []
-    for jobs in ("1", "2", "3"):
+    for jobs in ("1", "3"):
         monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / f"c{jobs}"))
         for _ in range(2):  # cold, then warm
             proc = subprocess.run(

@@ -199,6 +199,9 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
     if opts.schema is not None:
         context = ScriptContext(script, parsed, all_launches, read_file.text, info, set_by_environment(script))
         findings.extend(run_script_rules(opts.schema, context))
+    if allowance.timed_out:  # what was found so far depends on the machine's load: none of it
+        findings, unseen = [_timed_out(path, opts.budget)], "the check of this script was stopped by the clock"
+        result.profiles = [ProfileResult(p.profile, "incomplete", []) for p in result.profiles]
     scripts = {script.path: script, **{s.path: s for s in parsed.values()}}
     findings = fix.resolve(findings, checked, scripts, unseen, elsewhere)
     result.reached = {(f.loc.path, f.loc.line, f.loc.col) for la in checked for f in la.spec.argv if f.loc}
@@ -206,6 +209,14 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
     result.findings = merge_findings(suppressions.apply(findings, texts))
     result.deps = dict(read_file.digests)
     return result
+
+
+def _timed_out(path: str, budget) -> Finding:
+    message = (
+        f"not checked: this script's evaluation ran past {budget.seconds:g} s on this machine (a limit of the "
+        "tool: nothing of it is reported, since what it had found depended on the machine's load)"
+    )
+    return rule_class("budget").emit(Loc(path, 1, 1), message)
 
 
 def _as_used_correctly(info, unset: set, outcomes, run) -> list:

@@ -29,8 +29,8 @@ class Budget:
     """Limits that keep any input bounded. `steps` and `seconds` are for one script,
     shared by all its profiles (see Allowance); the others hold on each path."""
 
-    steps: int = 200_000
-    seconds: float = 10.0
+    steps: int = 200_000  # what decides the findings: counted, the same on any machine
+    seconds: float = 60.0  # a backstop only: a script past it is not reported at all (fixed text)
     states: int = 64
     source_depth: int = 8
     call_depth: int = 64
@@ -44,7 +44,12 @@ CLOCK_EVERY = 1024  # steps between two looks at the clock
 class Allowance:
     """What is left of a script's step and time budget, shared by the evaluations of
     all its profiles: a script costs at most `steps` and about `seconds`, however
-    many profiles it has. Once spent, every path still running ends, incomplete."""
+    many profiles it has. Once spent, every path still running ends, incomplete.
+
+    Only the counted steps decide what is reported. The clock is a backstop against a
+    machine far slower than any step budget assumes: when it runs out, `timed_out` is set
+    and the pipeline reports the script as not checked, in a fixed text (what it had found
+    until then depended on the machine's load)."""
 
     def __init__(self, budget: Budget):
         import time
@@ -54,6 +59,7 @@ class Allowance:
         self._clock = time.monotonic
         self._deadline = self._clock() + budget.seconds
         self.spent: str | None = None  # why it ran out
+        self.timed_out = False
 
     def step(self) -> str | None:
         """Count one step; the reason the budget is spent, or None."""
@@ -63,6 +69,7 @@ class Allowance:
                 self.spent = f"this script's evaluation budget of {self.budget.steps} steps is used up"
             elif self.steps % CLOCK_EVERY == 0 and self._clock() > self._deadline:
                 self.spent = f"this script's evaluation budget of {self.budget.seconds:g} s is used up"
+                self.timed_out = True
         return self.spent
 
 

@@ -12,7 +12,7 @@ class Budget(Rule):
     summary = "an evaluation budget was used up (paths, steps, time, loop iterations)"
     why = (
         "A note about the tool, not the script. Pathological input stays bounded:"
-        " a script gets 200,000 evaluation steps and 10 s,"
+        " a script gets 200,000 evaluation steps (a 60 s clock is only a backstop),"
         " shared by all its profiles, at most 64 paths and 10,000 loop iterations; what lies"
         " beyond is not checked. Simplify the script, or check fewer profiles (--profile)."
     )

@@ -58,7 +58,7 @@ class VerlCheck(Rule):
             finding = self.finding(view.where(key) if key else view.loc, message, key)
             # a relation of settings: the others set here too (a null's TypeError is the null's alone)
             others = [k for k in dict.fromkeys(failure.own) if k != key and view.setting(k) is not None]
-            others = [] if failure.nulls else others[:3]
+            others = [] if failure.nulls else [k for k in others if _tail(k) not in (failure.message or "")][:3]
             out.append(finding.with_related((view.where(k), k) for k in others))
         return out
 
@@ -87,6 +87,11 @@ def _message(view, failure, version: str | None, because: str) -> str:
         said += f": {', '.join(failure.nulls)} {'is' if len(failure.nulls) == 1 else 'are'} null"
     release = f"verl {version}" if version else "verl"
     return f"{said}{because} ({release} stops at start: {failure.kind} at verl/{failure.path}:{failure.line})"
+
+
+def _tail(key: str) -> str:
+    """`actor.ppo_micro_batch_size_per_gpu`: how verl's messages name a key (its section and name)."""
+    return ".".join(key.split(".")[-2:])
 
 
 _REMOVE = re.compile(r"[Pp]lease remove '([\w.]+)'")
