@@ -26,26 +26,39 @@ SRC = os.path.join(ROOT, "src", "verl_preflight")
 PLACEHOLDERS = ("<other>", "<unset>", "unknown0", "__current__")
 
 
-def test_every_shell_note_kind_is_a_registered_bash_rule():
-    for kind in NoteKind:
-        rule = registry().get(kind.value)
-        assert rule is not None and rule.stage == "bash", kind
+def test_every_stage_kind_is_owned_by_one_rule_of_its_stage():
+    """The shell and the Hydra stage hand down typed notes and problems; each kind is reported by
+    exactly one rule, of that stage, which names it (`note = NoteKind.X`, `problem = HydraKind.X`)."""
+    from verl_preflight.hydra_stage.problems import HydraKind
+    from verl_preflight.rules import for_note, for_problem
+
+    for kinds, owner, stage, attr in ((NoteKind, for_note, "bash", "note"), (HydraKind, for_problem, "hydra", "problem")):
+        for kind in kinds:
+            rule = owner(kind)
+            assert rule.stage == stage, kind
+            assert [r for r in all_rules() if getattr(r, attr, None) is kind] == [rule], kind
 
 
-def test_every_hydra_problem_id_is_registered():
-    """hydra_stage/check.py names rules by id in its Problems; each must be a Hydra rule class."""
-    with open(os.path.join(SRC, "hydra_stage", "check.py"), encoding="utf-8") as fh:
-        tree = ast.parse(fh.read())
-    ids = {
-        node.value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Constant)
-        and isinstance(node.value, str)
-        and re.fullmatch(r"(override|config)-[a-z-]+", node.value)
-    }
-    assert ids >= {"override-syntax", "override-sweep", "override-missing-key", "config-group"}
-    for rid in ids:
-        assert rid in registry() and registry()[rid].stage == "hydra", rid
+def test_no_rule_id_is_written_outside_its_rule():
+    """Rule ids are the registry's names: no module but the rule's own spells one as a string."""
+    # words that are also rule ids, used here for what they are: bash's builtin, a profile's JSON status
+    elsewhere = {"readonly": ("launches.py", "builtins.py"), "incomplete": ("validate.py",)}
+    ids = set(registry())
+    offenders = []
+    for dirpath, _, files in os.walk(SRC):
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            path = os.path.join(dirpath, name)
+            with open(path, encoding="utf-8") as fh:
+                tree = ast.parse(fh.read())
+            own = {r.id for r in all_rules() if r.__module__.replace(".", os.sep) in path}
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Constant) and node.value in ids and node.value not in own:
+                    if name in elsewhere.get(node.value, ()):
+                        continue
+                    offenders.append(f"{os.path.relpath(path, ROOT)}:{node.lineno}: {node.value!r}")
+    assert not offenders, offenders
 
 
 def test_no_finding_is_built_outside_a_rule():

@@ -14,8 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from .hydra_stage.tree import in_verl
-from .rules.hydra.hydra_argument import HydraArgument
-from .rules.hydra.hydra_flag import HydraFlag
+from .hydra_stage.problems import HydraKind, LaunchProblem
 from .shell.words import Field, join_pieces
 from .values import Loc
 
@@ -238,7 +237,7 @@ class LaunchSpec:
     config_path: str | None
     config_name: str | None
     overrides: list[Override] = field(default_factory=list)
-    problems: list = field(default_factory=list)  # Findings
+    problems: list = field(default_factory=list)  # hydra_stage.problems.LaunchProblem
     unknown: list[Override] = field(default_factory=list)  # arguments with unknown text
     config_name_loc: Loc | None = None
     config_path_loc: Loc | None = None
@@ -296,7 +295,7 @@ def read_launch(launch) -> LaunchSpec:
                     val = val_field.value
                 if not eq:
                     if i + 1 >= len(args):
-                        spec.problems.append(HydraArgument.emit(loc, f"{name} needs a value"))
+                        spec.problems.append(LaunchProblem(HydraKind.ARGUMENT, loc, f"{name} needs a value"))
                         break
                     val_field = args[i + 1]
                     val = val_field.value if val_field.value is not None else None
@@ -310,20 +309,12 @@ def read_launch(launch) -> LaunchSpec:
                 i += 1
                 continue
             if name in _HYDRA_FLAGS:
-                spec.problems.append(
-                    HydraFlag.emit(
-                        loc,
-                        f"Hydra flag {name} changes what the launch does; the config is not checked past it",
-                    )
-                )
+                message = f"Hydra flag {name} changes what the launch does; the config is not checked past it"
+                spec.problems.append(LaunchProblem(HydraKind.FLAG, loc, message))
                 spec.trains = False
                 break
-            spec.problems.append(
-                HydraArgument.emit(
-                    loc,
-                    f"'{text}' is not a Hydra option: main_ppo will refuse it (unrecognized arguments)",
-                )
-            )
+            message = f"'{text}' is not a Hydra option: main_ppo will refuse it (unrecognized arguments)"
+            spec.problems.append(LaunchProblem(HydraKind.ARGUMENT, loc, message))
             i += 1
             continue
         spec.overrides.append(Override(text, loc, f))

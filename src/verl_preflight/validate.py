@@ -19,8 +19,9 @@ from .hydra_stage.tree import OWN_OPTIONS, has_source, in_verl
 from .launches import LaunchSpec, launch_of, other_program, read_launch
 from .reach import why_unchecked
 from .machine import current_env, installed_stack
-from .rules import get as rule_class
-from .rules import run_launch_rules, run_script_rules
+from .rules import for_note, from_problem, repair, run_launch_rules, run_script_rules
+from .rules.bash.budget import Budget as BudgetRule
+from .rules.bash.unset_variable import UnsetVariable
 from .rules.tool.file_too_large import FileTooLarge
 from .rules.tool.profiles_capped import ProfilesCapped
 from .rules.view import ScriptContext, build_view
@@ -94,7 +95,7 @@ class ScriptResult:
 
 def note_finding(note) -> Finding:
     """A shell note as a finding of the bash rule of the same id."""
-    return rule_class(note.kind.value).from_note(note)
+    return for_note(note.kind).from_note(note)
 
 
 def _say_profile(finding: Finding, info, profile) -> Finding:
@@ -102,7 +103,7 @@ def _say_profile(finding: Finding, info, profile) -> Finding:
     it is left unassigned (the message then names the profile, so it is not merged)."""
     from dataclasses import replace
 
-    if finding.rule == "unset-variable" and finding.key in info.assigned:
+    if finding.rule == UnsetVariable.id and finding.key in info.assigned:
         name = finding.key
         where = profile.describe()
         when = f"in profile {where}" if where != "default" else "on this path"
@@ -216,7 +217,7 @@ def _timed_out(path: str, budget) -> Finding:
         f"not checked: this script's evaluation ran past {budget.seconds:g} s on this machine (a limit of the "
         "tool: nothing of it is reported, since what it had found depended on the machine's load)"
     )
-    return rule_class("budget").emit(Loc(path, 1, 1), message)
+    return BudgetRule.emit(Loc(path, 1, 1), message)
 
 
 def _as_used_correctly(info, unset: set, outcomes, run) -> list:
@@ -285,13 +286,13 @@ def _check_launch(launch, profile, caches, opts: Options, script_facts, read_fil
     overrides = [o.display for o in spec.overrides]
     this = fix.LaunchFindings(profile, spec)
     if config_name is not None or caches is None:  # a module that is no Hydra app parses its own args
-        this.findings.extend(p.in_profile(profile) for p in spec.problems)
+        this.findings.extend(from_problem(p).in_profile(profile) for p in spec.problems)
     view = None
     if caches is not None and spec.trains:
         cache = caches.get(source, search.tree) if search.checkable else caches.main
         if cache is not caches.main:  # what the result depends on besides the run's own tree
             read_file.digests[cache.dependency()] = cache.digest
-        hydra = check_launch(spec, config_name, cache, search)
+        hydra = [from_problem(p) for p in check_launch(spec, config_name, cache, search, repair)]
         this.findings.extend(f.in_profile(profile) for f in hydra)
         view = build_view(spec, config_name, profile, cache, search.checkable)
         if view is not None:

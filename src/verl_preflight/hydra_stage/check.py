@@ -18,16 +18,7 @@ import json
 import re
 from dataclasses import dataclass, replace
 
-from ..fix import Fix
-
-
-@dataclass(frozen=True)
-class Problem:
-    index: int | None  # which override (None: the launch as a whole)
-    rule: str
-    key: str | None
-    message: str
-    fix: Fix | None = None  # the mechanical repair, where one is certain
+from .problems import HydraKind, LaunchProblem, Problem, no_repair
 
 
 class Fallback(Exception):
@@ -42,12 +33,15 @@ def is_group_selection(rec: dict, groups) -> bool:
     return rec["package"] is not None or (rec["key"] in groups and rec["value_kind"] != "dict")
 
 
-def check_overrides(cache, config_name: str, overrides: list[str]) -> list[Problem]:
+def check_overrides(cache, config_name: str, overrides: list[str], repair=no_repair) -> list[Problem]:
+    """Every problem of the override list, in Hydra's order; `repair(kind, text, key, tree, source)`
+    gives the mechanical fix of a problem where the composition supports one (the rules own it)."""
     records = cache.parse(overrides)
     problems = []
     for i, rec in enumerate(records):
         if not rec["ok"]:
-            problems.append(Problem(i, "override-syntax", None, f"Hydra cannot parse '{overrides[i]}': {rec['error']}"))
+            message = f"Hydra cannot parse '{overrides[i]}': {rec['error']}"
+            problems.append(Problem(i, HydraKind.SYNTAX, None, message))
     if problems:
         return problems
     groups = set(cache.groups or ())
@@ -56,7 +50,7 @@ def check_overrides(cache, config_name: str, overrides: list[str]) -> list[Probl
         if rec["sweep"] and rec.get("sweep_error"):
             problems.append(
                 Problem(
-                    i, "override-sweep", rec["key"], f"{rec['sweep_error']} (quote the value or use [a,b] for a list)"
+                    i, HydraKind.SWEEP, rec["key"], f"{rec['sweep_error']} (quote the value or use [a,b] for a list)"
                 )
             )
     if problems:
@@ -68,51 +62,27 @@ def check_overrides(cache, config_name: str, overrides: list[str]) -> list[Probl
         if culprit is None:
             culprit = _first_failing_prefix(cache, config_name, overrides, group_idx)
         key = records[culprit]["key"] if culprit is not None else None
-        return [Problem(culprit, "config-group", key, snap["error"])]
+        return [Problem(culprit, HydraKind.CONFIG_GROUP, key, snap["error"])]
     value_idx = [i for i, r in enumerate(records) if i not in set(group_idx) and not r["sweep"]]
     found = _value_problems(cache, config_name, group_lines, snap, overrides, records, value_idx)
-    return [_with_fix(_with_hint(p, snap["tree"]), snap["tree"], overrides, cache.source) for p in found]
+    tree = snap["tree"]
+    out = []
+    for p in found:
+        p = _with_hint(p, tree)
+        if p.index is not None and p.key:
+            p = replace(p, fix=repair(p.kind, overrides[p.index], p.key, tree, cache.source))
+        out.append(p)
+    return out
 
 
 def _with_hint(problem: Problem, tree: dict) -> Problem:
     """A missing key gets "did you mean" from the composition it was checked against."""
-    if problem.rule != "override-missing-key" or not problem.key:
+    if problem.kind is not HydraKind.MISSING_KEY or not problem.key:
         return problem
     close = did_you_mean(tree, problem.key)
     if close is None:
         return problem
-    return Problem(problem.index, problem.rule, problem.key, f"{problem.message} (did you mean '{close}'?)")
-
-
-def _with_fix(problem: Problem, tree: dict, overrides: list[str], source) -> Problem:
-    """The repair `--fix` may make, where the composition says it is the right one:
-    - `+key=v` over an existing value (not a dict or list, which `+` merges into): drop the `+`;
-    - `key=v` on a missing key that is a field of the dataclass its section becomes (absent
-      from the YAML), or a new key of a dict-typed field with no existing key close to it: add `+`;
-    - `key=v` on a missing key that is a typo of exactly one existing key (`typo_of`), where `+`
-      would not do (the dataclass has no such field, or no dataclass owns the section): that key.
-    A close key that is no typo (grad_offload and param_offload) is a hint, never a rewrite."""
-    if problem.index is None or not problem.key:
-        return problem
-    key, text = problem.key, overrides[problem.index]
-    if problem.rule == "override-append-existing":
-        found, node = lookup(tree, key)
-        if found and isinstance(node, (dict, list)):
-            return problem
-        return replace(problem, fix=Fix.drop_plus(text, key))
-    if problem.rule != "override-missing-key":
-        return problem
-    from ..rules.policy.config_field import addable
-
-    status = addable(source, tree, key)
-    if status == "field" or status == "open" and not close_keys(tree, key, 1):
-        return replace(problem, fix=Fix.add_plus(text, key))
-    meant = typo_of(tree, key)
-    if meant is not None and status in ("missing", "plain"):
-        found, node = lookup(tree, meant)
-        if found and not isinstance(node, (dict, list)):
-            return replace(problem, fix=Fix.rename_key(text, key, meant))
-    return problem
+    return replace(problem, message=f"{problem.message} (did you mean '{close}'?)")
 
 
 def typo_of(tree: dict, key: str) -> str | None:
@@ -191,10 +161,10 @@ def _value_problems(cache, config_name, group_lines, snap, overrides, records, v
         found = slow_apply(
             cache.composed(config_name, group_lines), list(enumerate(value_idx)), [overrides[i] for i in value_idx]
         )
-        memo = [[p.index, p.rule, p.key, p.message] for p in found]
+        memo = [[p.index, p.kind.name, p.key, p.message] for p in found]
         cache.verdicts[memo_key] = memo
         cache.dirty = True
-    return [Problem(value_idx[i], rule, key, message) for i, rule, key, message in memo]
+    return [Problem(value_idx[i], HydraKind[kind], key, message) for i, kind, key, message in memo]
 
 
 def _group_culprit(message: str, group_recs) -> int | None:
@@ -236,8 +206,8 @@ class FastApply:
         for i, rec in items:
             message = self.apply(rec)
             if message is not None:
-                rule, text = message
-                problems.append(Problem(i, rule, rec["key"], text))
+                kind, text = message
+                problems.append(Problem(i, kind, rec["key"], text))
         return problems
 
     def apply(self, rec):
@@ -253,9 +223,9 @@ class FastApply:
         if kind == "delete":
             current = self.select(parts)
             if current is None:
-                return "override-delete-missing", f"Could not delete from config. '{key}' does not exist."
+                return HydraKind.DELETE_MISSING, f"Could not delete from config. '{key}' does not exist."
             if rec["has_value"] and value is not None and value != current:
-                return "override-delete-missing", (
+                return HydraKind.DELETE_MISSING, (
                     f"Could not delete from config. The value of '{key}' is {current} and not {value}."
                 )
             parent = self.owned_path(parts[:-1], create=False)
@@ -266,7 +236,7 @@ class FastApply:
         if kind == "add":
             # Hydra lets `+` merge a list (or dict) value over an existing item.
             if rec["value_kind"] == "primitive" and self.select(parts) is not None:
-                return "override-append-existing", (
+                return HydraKind.APPEND_EXISTING, (
                     f"Could not append to config. An item is already at '{key}'. "
                     f"Either remove + prefix: '{line[1:]}' or use '+{line}' to add or override"
                 )
@@ -341,7 +311,7 @@ class FastApply:
 
     @staticmethod
     def _missing(key: str, line: str):
-        return "override-missing-key", (
+        return HydraKind.MISSING_KEY, (
             f"Could not override '{key}': no such key in verl's config. To add it use +{line}"
         )
 
@@ -370,21 +340,21 @@ def slow_apply(composed, positions, texts) -> list[Problem]:
                 ConfigLoaderImpl._apply_overrides_to_config([override], cfg)
             except Exception as err:  # ConfigCompositionException and OmegaConf's errors
                 msg = _first_line(str(err))
-                rule = _rule_of(msg)
-                problems.append(Problem(i, rule, override.key_or_group, msg))
+                problems.append(Problem(i, _kind_of(msg), override.key_or_group, msg))
     finally:
         release_copy(cfg)  # freed now rather than by a full garbage collection
     return problems
 
 
-def _rule_of(message: str) -> str:
+def _kind_of(message: str) -> HydraKind:
+    """The kind of problem Hydra's message is (its ConfigCompositionException texts)."""
     if message.startswith("Could not override"):
-        return "override-missing-key"
+        return HydraKind.MISSING_KEY
     if message.startswith("Could not append"):
-        return "override-append-existing"
+        return HydraKind.APPEND_EXISTING
     if message.startswith("Could not delete"):
-        return "override-delete-missing"
-    return "override-error"
+        return HydraKind.DELETE_MISSING
+    return HydraKind.OVERRIDE_ERROR
 
 
 # ---- one launch ------------------------------------------------------------
@@ -415,7 +385,7 @@ def _close_config_names(tree, name: str) -> list[str]:
     return difflib.get_close_matches(name, sorted(roots), n=2, cutoff=0.6)
 
 
-def check_launch(spec, config_name: str | None, cache, search) -> list:
+def check_launch(spec, config_name: str | None, cache, search, repair=no_repair) -> list[LaunchProblem]:
     """The Hydra stage for one launch: entry point, root config, then every override.
 
     An override whose value is partly unknown is checked for grammar and for its
@@ -425,34 +395,31 @@ def check_launch(spec, config_name: str | None, cache, search) -> list:
     it could be, and a problem is reported only when every option has it. A
     --config-path or --config-name known only at run time stops the checks (the
     root config is not known)."""
-    from ..rules import get as rule_class
-    from ..rules.hydra.unknown_argument import UnknownArgument
-
     stop = _entry_and_root(spec, config_name, cache, search)
     if stop is not None:
-        if stop and stop[0].rule in ("unknown-entry", "config-path", "unknown-argument"):
+        if stop and stop[0].kind in (HydraKind.UNKNOWN_ENTRY, HydraKind.CONFIG_PATH, HydraKind.UNKNOWN_ARGUMENT):
             return stop + _grammar_only(spec, cache)  # the root config is not here: the grammar still holds
         return stop
-    texts, where, findings = [], [], []
+    texts, where, found = [], [], []
     for o in spec.overrides:
         text = o.checkable
         if text is None:
             message = f"argument '{o.display}' is not known statically; it is not checked"
-            findings.append(UnknownArgument.emit(o.loc, message))
+            found.append(LaunchProblem(HydraKind.UNKNOWN_ARGUMENT, o.loc, message))
             continue
         texts.append(text)
         where.append(o)
     open_groups, stop = _open_groups(cache, texts, where)
     if stop is not None:
-        return [*findings, stop]
-    for p in _whatever_the_options(cache, config_name, texts, open_groups):
+        return [*found, stop]
+    for p in _whatever_the_options(cache, config_name, texts, open_groups, repair):
         o = where[p.index] if p.index is not None else None
-        if o is not None and not o.known and p.rule == "override-error":
+        if o is not None and not o.known and p.kind is HydraKind.OVERRIDE_ERROR:
             continue  # a type check of the stand-in, not of the script's value
         loc = o.loc if o is not None else spec.loc
         message = o.shown(p.message) if o is not None else p.message
-        findings.append(rule_class(p.rule).emit(loc, message, p.key, p.fix if o is not None else None))
-    return findings
+        found.append(LaunchProblem(p.kind, loc, message, p.key, p.fix if o is not None else None))
+    return found
 
 
 def _missing_vendor(spec) -> str | None:
@@ -483,14 +450,12 @@ def _grammar_only(spec, cache) -> list:
     """Hydra's grammar on the overrides of a launch whose root config is not here: Hydra parses
     every override before it composes (overrides_parser.py:96), so a syntax error fails the launch
     whatever the config."""
-    from ..rules import get as rule_class
-
     items = [(o, o.checkable) for o in spec.overrides if o.checkable is not None]
     out = []
     for (o, text), rec in zip(items, cache.parse([t for _, t in items]), strict=True):
         if not rec["ok"]:
             message = o.shown(f"Hydra cannot parse '{text}': {rec['error']}")
-            out.append(rule_class("override-syntax").emit(o.loc, message))
+            out.append(LaunchProblem(HydraKind.SYNTAX, o.loc, message))
     return out
 
 
@@ -499,39 +464,34 @@ def _entry_and_root(spec, config_name: str | None, cache, search) -> list | None
     cannot find, a module that is no Hydra entry point, a root config known only at run
     time, config folders that are not here (target_config.ConfigSearch), a --config-name the
     folders lack; None when the overrides are next."""
-    import re
-
-    from ..rules.hydra.config_name import ConfigName
-    from ..rules.hydra.config_path import ConfigPath
-    from ..rules.hydra.unknown_argument import UnknownArgument
-    from ..rules.hydra.unknown_entry import UnknownEntry
-    from ..rules.hydra.unknown_module import UnknownModule
     from .tree import OWN_OPTIONS, has_source, in_verl, module_exists
 
     exists, close = module_exists(cache.source, spec.module)
     missing = _missing_vendor(spec)
     if missing:
-        return [UnknownModule.emit(spec.argv[spec.entry].loc if spec.argv else spec.loc, missing, at_most="warning")]
+        where = spec.argv[spec.entry].loc if spec.argv else spec.loc
+        return [LaunchProblem(HydraKind.UNKNOWN_MODULE, where, missing, at_most="warning")]
     if exists is False:
         where = spec.argv[spec.entry].loc if spec.argv and spec.argv[spec.entry].loc else spec.loc
         hint = f" (did you mean {' or '.join(close)}?)" if close else ""
         message = f"No module named {spec.module}: python3 -m stops before verl starts{hint}"
-        return [UnknownModule.emit(where, message)]
+        return [LaunchProblem(HydraKind.UNKNOWN_MODULE, where, message)]
     if config_name is None and in_verl(spec.module) in OWN_OPTIONS:
         return []  # an argparse program of verl's (model_merger): its arguments are its own, nothing to say
     if config_name is None:
         if has_source(cache.source, spec.module):
-            return [UnknownEntry.emit(spec.loc, f"{spec.module} is not a Hydra entry point of this verl")]
+            message = f"{spec.module} is not a Hydra entry point of this verl"
+            return [LaunchProblem(HydraKind.UNKNOWN_ENTRY, spec.loc, message)]
         message = f"{spec.module} has no source next to this config tree; its arguments are not checked"
-        return [UnknownEntry.emit(spec.loc, message, at_most="info")]
+        return [LaunchProblem(HydraKind.UNKNOWN_ENTRY, spec.loc, message, at_most="info")]
     if spec.config_name is None and spec.config_name_loc is not None:
         message = "--config-name is known only at run time; the root config and the overrides are not checked"
-        return [UnknownArgument.emit(spec.config_name_loc, message)]
+        return [LaunchProblem(HydraKind.UNKNOWN_ARGUMENT, spec.config_name_loc, message)]
     if not search.checkable:
         message = f"not checked past the root config: {search.missing}"
         if search.assumed:
             message += f" ({search.assumed})"
-        return [ConfigPath.emit(spec.config_path_loc or spec.loc, message)]
+        return [LaunchProblem(HydraKind.CONFIG_PATH, spec.config_path_loc or spec.loc, message)]
     bare = config_name[: -len(".yaml")] if config_name.endswith(".yaml") else config_name  # Hydra accepts both
     if not re.fullmatch(r"[\w./-]+", bare) or cache.tree.find(bare + ".yaml") is None:
         where = " or ".join(cache.tree.dirs)
@@ -539,7 +499,7 @@ def _entry_and_root(spec, config_name: str | None, cache, search) -> list | None
         close = _close_config_names(cache.tree, bare)
         if close:
             message += f" (did you mean {' or '.join(repr(c) for c in close)}?)"
-        return [ConfigName.emit(spec.config_name_loc or spec.loc, message)]
+        return [LaunchProblem(HydraKind.CONFIG_NAME, spec.config_name_loc or spec.loc, message)]
     return None
 
 
@@ -565,11 +525,7 @@ class _OpenGroup:
 
 def _open_groups(cache, texts: list[str], where: list) -> tuple[list[_OpenGroup], object]:
     """The selections whose option is partly unknown, each with the options it could be;
-    or the finding that stops the checks (a group of Hydra's own, or no option can match)."""
-
-    from ..rules.hydra.config_group import ConfigGroup
-    from ..rules.hydra.unknown_argument import UnknownArgument
-
+    or the problem that stops the checks (a group of Hydra's own, or no option can match)."""
     out = []
     groups = set(cache.groups or ())
     for n, (o, rec) in enumerate(zip(where, cache.parse(texts), strict=True)):
@@ -584,10 +540,10 @@ def _open_groups(cache, texts: list[str], where: list) -> tuple[list[_OpenGroup]
         lines = [line for line in lines if pattern.fullmatch(line)]
         if cache.tree.find(*rec["key"].split("/")) is None:
             message = f"'{o.display}' selects an option of '{rec['key']}' known only at run time; not checked"
-            return out, UnknownArgument.emit(o.loc, message)  # a group of Hydra's own (hydra/launcher)
+            return out, LaunchProblem(HydraKind.UNKNOWN_ARGUMENT, o.loc, message)  # a group of Hydra's own
         if not lines:
             message = f"no option of config group '{rec['key']}' in {' or '.join(cache.tree.dirs)} can be '{o.display}'"
-            return out, ConfigGroup.emit(o.loc, message, rec["key"])
+            return out, LaunchProblem(HydraKind.CONFIG_GROUP, o.loc, message, rec["key"])
         out.append(_OpenGroup(n, lines, pattern, pieces))
     return out, None
 
@@ -625,7 +581,7 @@ def _consistent(open_groups: list[_OpenGroup], choice) -> bool:
 MAX_OPTION_RUNS = 32
 
 
-def _whatever_the_options(cache, config_name: str, texts: list[str], open_groups: list[_OpenGroup]) -> list[Problem]:
+def _whatever_the_options(cache, config_name: str, texts: list[str], open_groups: list[_OpenGroup], repair) -> list[Problem]:
     """check_overrides with each open selection replaced by each option it could be (up to
     32 runs): the problems every run has (same override, rule and key), in the first run's order.
     A problem keeps its fix only when every run proposes the same one (`+` can be right for one
@@ -633,24 +589,24 @@ def _whatever_the_options(cache, config_name: str, texts: list[str], open_groups
     import itertools
 
     if not open_groups:
-        return check_overrides(cache, config_name, texts)
+        return check_overrides(cache, config_name, texts, repair)
     choices = [c for c in itertools.product(*(g.lines for g in open_groups)) if _consistent(open_groups, c)]
     common, first = None, None
-    fixes: dict[tuple, set] = {}  # (index, rule, key) -> the fixes the runs propose
+    fixes: dict[tuple, set] = {}  # (index, kind, key) -> the fixes the runs propose
     for choice in choices[:MAX_OPTION_RUNS]:
         trial = list(texts)
         for group, line in zip(open_groups, choice, strict=True):
             trial[group.position] = line
-        found = check_overrides(cache, config_name, trial)
-        ids = {(p.index, p.rule, p.key) for p in found}
+        found = check_overrides(cache, config_name, trial, repair)
+        ids = {(p.index, p.kind, p.key) for p in found}
         for p in found:
-            fixes.setdefault((p.index, p.rule, p.key), set()).add(p.fix)
+            fixes.setdefault((p.index, p.kind, p.key), set()).add(p.fix)
         first, common = (found, ids) if first is None else (first, common & ids)
     if len(choices) > MAX_OPTION_RUNS:  # untried options could clear a problem
-        common = {c for c in common if c[1] in ("override-syntax", "override-sweep")}
+        common = {c for c in common if c[1] in (HydraKind.SYNTAX, HydraKind.SWEEP)}
     out = []
     for p in first:
-        k = (p.index, p.rule, p.key)
+        k = (p.index, p.kind, p.key)
         if k in common:
             out.append(p if len(fixes[k]) == 1 else replace(p, fix=None))
     return out

@@ -21,7 +21,7 @@ import tempfile
 from collections import defaultdict
 from dataclasses import dataclass
 
-CACHE_FORMAT = 3
+CACHE_FORMAT = 4  # 4: verdicts name the problem kind (hydra_stage.problems), not a rule id
 INSTALL_HINT = "pip install --no-deps verl==0.9.1"
 
 

@@ -36,6 +36,8 @@ class Rule:
     fixable: ClassVar[bool] = False
     fix_doc: ClassVar[str] = ""  # what `--fix` changes, and where it refuses (fixable rules)
     run_wide: ClassVar[bool] = False  # the same note for the whole run: reported once
+    note: ClassVar[object] = None  # a bash rule: the shell.notes.NoteKind it reports
+    problem: ClassVar[object] = None  # a Hydra rule: the hydra_stage.problems.HydraKind it reports
     scope: ClassVar[str | None] = None  # "launch" or "script" for policy rules with a check
     default_params: ClassVar[dict] = {}
     # why no fixture can make this rule fire (None: it has bad.sh and good.sh fixtures)
@@ -103,6 +105,38 @@ def registry() -> dict[str, type[Rule]]:
             raise RuntimeError(f"rule id {rid!r} is defined twice: {found[rid].__module__} and {cls.__module__}")
         found[rid] = cls
     return dict(sorted(found.items(), key=lambda kv: (STAGES.index(kv[1].stage), kv[0])))
+
+
+@lru_cache(maxsize=1)
+def _by_problem() -> dict:
+    return {cls.problem: cls for cls in registry().values() if getattr(cls, "problem", None) is not None}
+
+
+def for_problem(kind) -> type[Rule]:
+    """The Hydra rule that reports a Hydra stage problem of this kind (each names its `problem`)."""
+    return _by_problem()[kind]
+
+
+def repair(kind, text: str, key: str, tree: dict, source):
+    """The fix the rule owning `kind` makes of one override, or None (the Hydra stage's `repair`)."""
+    cls = _by_problem().get(kind)
+    fix = getattr(cls, "repair", None) if cls is not None and cls.fixable else None
+    return fix(text, key, tree, source) if fix is not None else None
+
+
+def from_problem(problem) -> Finding:
+    """The finding a located Hydra stage problem (hydra_stage.problems.LaunchProblem) becomes."""
+    return for_problem(problem.kind).emit(problem.loc, problem.message, problem.key, problem.fix, problem.at_most)
+
+
+@lru_cache(maxsize=1)
+def _by_note() -> dict:
+    return {cls.note: cls for cls in registry().values() if getattr(cls, "note", None) is not None}
+
+
+def for_note(kind) -> type[Rule]:
+    """The bash rule that reports a shell note of this kind (each names its `note`)."""
+    return _by_note()[kind]
 
 
 def all_rules() -> list[type[Rule]]:

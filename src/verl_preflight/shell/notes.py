@@ -2,26 +2,27 @@
 
 The shell knows bash only. It does not decide severities or rule metadata: it
 says what kind of thing happened and where, and the pipeline turns each note
-into a finding of the rule with the same id (rules/bash/).
+into a finding of the rule that owns its kind (each rule of rules/bash/ names
+the kind it reports, `note = NoteKind.X`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
+from enum import Enum, auto
 
 
-class NoteKind(StrEnum):
-    SYNTAX = "bash-syntax"
-    INCOMPLETE = "incomplete"  # the evaluator cannot follow the script here
-    BUDGET = "budget"  # an evaluation budget ran out
-    UNSET_VARIABLE = "unset-variable"  # set -u and a variable nobody assigns
-    UNBOUND_VARIABLE = "unbound-variable"  # bash stops: unset under set -u
-    PARAMETER_ERROR = "parameter-error"  # ${V:?msg} on an unset variable
-    ARITHMETIC = "arithmetic"
-    TEST_SYNTAX = "test-syntax"
-    READONLY = "readonly"
-    ESCAPED_BLANK = "escaped-blank"  # `\ ` at a line end: no continuation
+class NoteKind(Enum):
+    SYNTAX = auto()
+    INCOMPLETE = auto()  # the evaluator cannot follow the script here
+    BUDGET = auto()  # an evaluation budget ran out
+    UNSET_VARIABLE = auto()  # set -u and a variable nobody assigns
+    UNBOUND_VARIABLE = auto()  # bash stops: unset under set -u
+    PARAMETER_ERROR = auto()  # ${V:?msg} on an unset variable
+    ARITHMETIC = auto()
+    TEST_SYNTAX = auto()
+    READONLY = auto()
+    ESCAPED_BLANK = auto()  # `\ ` at a line end: no continuation
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...shell.notes import NoteKind
 from .. import Rule
 
 
@@ -9,6 +10,7 @@ class BashSyntax(Rule):
     id = "bash-syntax"
     severity = "error"
     stage = "bash"
+    note = NoteKind.SYNTAX  # the shell note it reports
     summary = "bash cannot parse this part of the script"
     why = "tree-sitter-bash reports an error node; bash would refuse the script or run something else."
     ground_truth = (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...shell.notes import NoteKind
 from .. import Rule
 
 
@@ -9,6 +10,7 @@ class Budget(Rule):
     id = "budget"
     severity = "info"
     stage = "bash"
+    note = NoteKind.BUDGET  # the shell note it reports
     summary = "an evaluation budget was used up (paths, steps, time, loop iterations)"
     why = (
         "A note about the tool, not the script. Pathological input stays bounded:"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...shell.notes import NoteKind
 from .. import Rule
 
 
@@ -9,6 +10,7 @@ class EscapedBlank(Rule):
     id = "escaped-blank"
     severity = "error"
     stage = "bash"
+    note = NoteKind.ESCAPED_BLANK  # the shell note it reports
     summary = "a blank after the backslash at a line end: the command ends there"
     why = (
         "`\\` continues a line only when the newline follows it at once. With a blank after it bash passes "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...shell.notes import NoteKind
 from .. import Rule
 
 
@@ -9,6 +10,7 @@ class Incomplete(Rule):
     id = "incomplete"
     severity = "info"
     stage = "bash"
+    note = NoteKind.INCOMPLETE  # the shell note it reports
     summary = "the evaluator cannot follow the script past this point"
     why = (
         "A note about the tool, not the script: nothing is ever executed, so eval of text known only at run "

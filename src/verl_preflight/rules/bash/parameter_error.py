@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...shell.notes import NoteKind
 from .. import Rule
 
 
@@ -9,6 +10,7 @@ class ParameterError(Rule):
     id = "parameter-error"
     severity = "info"
     stage = "bash"
+    note = NoteKind.PARAMETER_ERROR  # the shell note it reports
     summary = "`${VAR:?msg}` on a variable a profile leaves unset: the script needs it (a note)"
     why = (
         "`${VAR:?msg}` is the script's own guard: a run without VAR stops there with msg, as its author meant. "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...shell.notes import NoteKind
 from .. import Rule
 
 
@@ -9,6 +10,7 @@ class UnboundVariable(Rule):
     id = "unbound-variable"
     severity = "warning"
     stage = "bash"
+    note = NoteKind.UNBOUND_VARIABLE  # the shell note it reports
     summary = "in this profile bash stops here: the variable is unset under `set -u`"
     why = (
         "The profile leaves it unset and `set -u` makes bash exit. A positional parameter ($1, ...) is the "

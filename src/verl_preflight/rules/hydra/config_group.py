@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...hydra_stage.problems import HydraKind
 from .. import Rule
 
 
@@ -9,6 +10,7 @@ class ConfigGroup(Rule):
     id = "config-group"
     severity = "error"
     stage = "hydra"
+    problem = HydraKind.CONFIG_GROUP  # the Hydra stage problem it reports
     summary = "a config-group selection that does not compose"
     why = (
         "The option must exist in the group's folder of verl's config tree. An option known only at run time "

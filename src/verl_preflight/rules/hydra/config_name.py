@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...hydra_stage.problems import HydraKind
 from .. import Rule
 
 
@@ -9,6 +10,7 @@ class ConfigName(Rule):
     id = "config-name"
     severity = "error"
     stage = "hydra"
+    problem = HydraKind.CONFIG_NAME  # the Hydra stage problem it reports
     summary = "--config-name names a root config the launch's config folders do not have"
     why = (
         "Hydra cannot find the primary config and stops. Checked in the folders Hydra searches for the launch: "

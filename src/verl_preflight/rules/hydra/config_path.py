@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...hydra_stage.problems import HydraKind
 from .. import Rule
 
 
@@ -9,6 +10,7 @@ class ConfigPath(Rule):
     id = "config-path"
     severity = "info"
     stage = "hydra"
+    problem = HydraKind.CONFIG_PATH  # the Hydra stage problem it reports
     summary = "the launch's config folders are not here, or known only at run time: not checked past the root config"
     why = (
         "A note, not a finding about the script: Hydra reads the root config from the entry point's folder or "

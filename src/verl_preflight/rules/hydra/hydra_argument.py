@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...hydra_stage.problems import HydraKind
 from .. import Rule
 
 
@@ -9,6 +10,7 @@ class HydraArgument(Rule):
     id = "hydra-argument"
     severity = "error"
     stage = "hydra"
+    problem = HydraKind.ARGUMENT  # the Hydra stage problem it reports
     summary = "an option main_ppo's Hydra command line does not accept"
     why = (
         "Hydra's argparse refuses unknown options (`unrecognized arguments`) and the launch stops at once. Only "

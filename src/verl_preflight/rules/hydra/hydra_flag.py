@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...hydra_stage.problems import HydraKind
 from .. import Rule
 
 
@@ -9,6 +10,7 @@ class HydraFlag(Rule):
     id = "hydra-flag"
     severity = "warning"
     stage = "hydra"
+    problem = HydraKind.FLAG  # the Hydra stage problem it reports
     summary = "a Hydra flag that changes what the launch does; the config is not checked past it"
     why = (
         "Flags such as --cfg job print the config instead of training, --multirun sweeps, --help exits: "

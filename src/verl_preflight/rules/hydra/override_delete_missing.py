@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...hydra_stage.problems import HydraKind
 from .. import Rule
 
 
@@ -9,6 +10,7 @@ class OverrideDeleteMissing(Rule):
     id = "override-delete-missing"
     severity = "error"
     stage = "hydra"
+    problem = HydraKind.DELETE_MISSING  # the Hydra stage problem it reports
     summary = "`~key` on a key that does not exist (or is null)"
     why = "Hydra refuses to delete what is not there."
     ground_truth = (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...hydra_stage.problems import HydraKind
 from .. import Rule
 
 
@@ -9,6 +10,7 @@ class OverrideError(Rule):
     id = "override-error"
     severity = "error"
     stage = "hydra"
+    problem = HydraKind.OVERRIDE_ERROR  # the Hydra stage problem it reports
     summary = "OmegaConf refused the override"
     why = "Typed nodes (such as Hydra's own) validate values; the message is OmegaConf's."
     ground_truth = (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...hydra_stage.problems import HydraKind
 from .. import Rule
 
 
@@ -9,6 +10,7 @@ class OverrideSweep(Rule):
     id = "override-sweep"
     severity = "error"
     stage = "hydra"
+    problem = HydraKind.SWEEP  # the Hydra stage problem it reports
     summary = "a comma list in a value: Hydra reads it as a sweep and refuses it in a run"
     why = "Without --multirun Hydra stops with 'Ambiguous value'."
     ground_truth = (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...hydra_stage.problems import HydraKind
 from .. import Rule
 
 
@@ -9,6 +10,7 @@ class OverrideSyntax(Rule):
     id = "override-syntax"
     severity = "error"
     stage = "hydra"
+    problem = HydraKind.SYNTAX  # the Hydra stage problem it reports
     summary = "an argument that Hydra's override grammar rejects"
     why = "main_ppo parses every override before it composes; one bad one stops the job at start."
     ground_truth = (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...hydra_stage.problems import HydraKind
 from .. import Rule
 
 
@@ -9,6 +10,7 @@ class UnknownArgument(Rule):
     id = "unknown-argument"
     severity = "info"
     stage = "hydra"
+    problem = HydraKind.UNKNOWN_ARGUMENT  # the Hydra stage problem it reports
     summary = "an argument whose text is not known statically"
     why = "It comes from the environment or a command substitution; it is not checked."
     bad = "python3 -m verl.trainer.main_ppo $EXTRA_ARGS"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...hydra_stage.problems import HydraKind
 from .. import Rule
 
 
@@ -9,6 +10,7 @@ class UnknownEntry(Rule):
     id = "unknown-entry"
     severity = "warning"
     stage = "hydra"
+    problem = HydraKind.UNKNOWN_ENTRY  # the Hydra stage problem it reports
     summary = "a verl module that is not a Hydra entry point here"
     why = (
         "The module exists but its arguments cannot be checked against a config: it has no @hydra.main (it "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...hydra_stage.problems import HydraKind
 from .. import Rule
 
 
@@ -9,6 +10,7 @@ class UnknownModule(Rule):
     id = "unknown-module"
     severity = "error"
     stage = "hydra"
+    problem = HydraKind.UNKNOWN_MODULE  # the Hydra stage problem it reports
     summary = "python3 -m names a verl module that does not exist"
     why = (
         "Python cannot find the module and exits before verl starts (No module named ...); "
