@@ -69,7 +69,8 @@ def _because(view, failure) -> str:
     if failure.role is None:
         return ""
     role, keys = failure.role
-    values = ", ".join(f"{k}={view.shown(k)}" for k in keys if view.shown(k) is not None)
+    shown = [(k, view.shown(k)) for k in keys]
+    values = ", ".join(f"{k}={v}" for k, v in shown if v not in (None, "None", "False", "0"))  # what turns it on
     return f"; verl uses a {role} here ({values})" if values else ""
 
 
