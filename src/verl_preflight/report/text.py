@@ -48,11 +48,11 @@ def finding_line(f, color: bool = False, all_profiles=None) -> str:
 
 
 def _related(f) -> str:
-    """The other overrides of a mistake of several settings: `(with trainer.nnodes at line 21)`."""
+    """The other overrides of a mistake of several settings: `(see also lines 12, 21)`."""
     if not f.related:
         return ""
-    here = [f"{key} at {'line ' + str(line) if path == f.path else f'{path}:{line}'}" for path, line, _, key in f.related]
-    return f" (with {', '.join(here)})"
+    here = [str(line) if path == f.path else f"{path}:{line}" for path, line, _, _key in f.related]
+    return f" (see also line{'s' if len(here) > 1 else ''} {', '.join(here)})"
 
 
 def counted(n: int, word: str) -> str:

@@ -64,15 +64,16 @@ class Parallelism(Rule):
             out.append(self.finding(view.where(key), message, key, at_most=at_most))
 
         if view.training_engine == "megatron":
+            said = _said_by_verl(view)
             for role in ROLES:
                 if role != ROLES[0] and not any(view.setting(f"{role}.{k}") for k in LAYOUT + EXPERT):
                     continue  # the ref inherits the actor's layout: reported on the actor's keys
-                self._training(view, role, world, nnodes, per_node, report)
+                self._training(view, role, world, nnodes, per_node, report, said)
         self._rollout(view, world, per_node, report)
         return out
 
     @staticmethod
-    def _training(view, role, world, nnodes, per_node, report) -> None:
+    def _training(view, role, world, nnodes, per_node, report, said=frozenset()) -> None:
         tp, pp, cp = (view.int_value(f"{role}.{k}") for k in LAYOUT)
         ep = view.int_value(f"{role}.expert_model_parallel_size")
         etp_set = view.int_value(f"{role}.expert_tensor_parallel_size")
@@ -88,7 +89,7 @@ class Parallelism(Rule):
                 f"<= {per_node} and use PP or EP across nodes",
                 "warning",
             )
-        if world % (tp * pp * cp):
+        if world % (tp * pp * cp) and not {f"{role}.{k}" for k in LAYOUT} <= said:
             report(
                 f"{role}.tensor_model_parallel_size",
                 f"{name}: TP x PP x CP = {tp}x{pp}x{cp} = {tp * pp * cp} does not divide "
@@ -128,3 +129,15 @@ class Parallelism(Rule):
                 f"a rollout replica of TP x DP x PP = {tp}x{dp}x{pp} = {replica} devices spans nodes of "
                 f"{per_node} but does not fill whole nodes (verl asserts it)",
             )
+
+
+def _said_by_verl(view) -> frozenset:
+    """The keys of the checks verl's own start-up code fails on this launch (verl-check reports
+    them): TP x PP x CP against the world is validate_config's too, and said once, by verl-check,
+    where verl's own assert meets it first."""
+    from ...sources.verl_checks import launch_evaluation
+
+    evaluation = launch_evaluation(view) if view.composes else None
+    if evaluation is None:
+        return frozenset()
+    return frozenset(k for f in evaluation.failures if not f.value_set for k in f.own)
