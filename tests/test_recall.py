@@ -193,7 +193,7 @@ def test_manifest_and_cases_agree():
         assert _marks(_script(case)), f"{case['id']}: no `# recall:` line"
         with open(_script(case), encoding="utf-8") as fh:
             assert fh.read().rstrip().endswith('"$@"'), f'{case["id"]}: the launch does not end with "$@"'
-    assert len(IN_REACH) >= 30
+    assert len(IN_REACH) >= 43
 
 
 @pytest.mark.parametrize("case", [c for c in IN_REACH if c["confirmed"] == "hydra"], ids=lambda c: c["id"])
