@@ -10,7 +10,13 @@ each was reported and how we confirmed that it fails:
   once the marked overrides are left out;
 - `code: PKG VERSION path:LINE`: the launch composes on that release, and that
   line of the package's wheel is the assert or raise that fires (which check
-  fires first was read from the code, not run).
+  fires first was read from the code, not run);
+- `reads: verl VERSION path:LINE`: for a mistake no check of verl catches (an
+  empty value from an unset variable, a misspelt boolean, a scalar where a
+  section belongs): the launch composes on that release, and that line of the
+  wheel is where the marked setting's value goes wrong: it names the setting,
+  and either takes a branch on it, does arithmetic it breaks, or declares the
+  dataclass field its value does not fit.
 
 `test_recall` runs the validator on every in-reach case with `--verl VERSION`
 (offline: VERL_PREFLIGHT_WHEELS is .venv/wheels) and counts a case caught when
@@ -51,6 +57,7 @@ FAMILIES = {
 SEVERITY = {"info": 0, "warning": 1, "error": 2}
 MARK = re.compile(r"#\s*recall:\s*(error|warning)\b")
 CODE = re.compile(r"^code: (verl|megatron-core) (\S+) (\S+):(\d+)$")
+READS = re.compile(r"^reads: verl (\S+) (\S+):(\d+)$")
 
 # Cases caught when this ratchet was last raised (measured with test_recall).
 FLOOR = 27
@@ -182,11 +189,11 @@ def test_manifest_and_cases_agree():
         if not case["in_reach"]:
             assert case.get("why") and "id" not in case, case
             continue
-        assert case["confirmed"] == "hydra" or CODE.match(case["confirmed"]), case
+        assert case["confirmed"] == "hydra" or CODE.match(case["confirmed"]) or READS.match(case["confirmed"]), case
         assert _marks(_script(case)), f"{case['id']}: no `# recall:` line"
         with open(_script(case), encoding="utf-8") as fh:
             assert fh.read().rstrip().endswith('"$@"'), f'{case["id"]}: the launch does not end with "$@"'
-    assert len(IN_REACH) >= 30
+    assert len(IN_REACH) >= 43
 
 
 @pytest.mark.parametrize("case", [c for c in IN_REACH if c["confirmed"] == "hydra"], ids=lambda c: c["id"])
@@ -200,7 +207,7 @@ def test_hydra_confirmed_cases_do_not_compose(case, unpacked, tmp_path):
     assert _compose(root, [a for a in argv if a not in marked]) is None, "the marked overrides are not the cause"
 
 
-@pytest.mark.parametrize("case", [c for c in IN_REACH if c["confirmed"] != "hydra"], ids=lambda c: c["id"])
+@pytest.mark.parametrize("case", [c for c in IN_REACH if CODE.match(c["confirmed"])], ids=lambda c: c["id"])
 def test_code_confirmed_cases_cite_an_assert_or_raise(case, unpacked, tmp_path):
     # the launch composes on its release, so what stops it is the cited check, past Hydra
     assert _compose(unpacked(str(case["verl"])), _launch_argv(_script(case), tmp_path)) is None
@@ -211,6 +218,29 @@ def test_code_confirmed_cases_cite_an_assert_or_raise(case, unpacked, tmp_path):
     with zipfile.ZipFile(wheel) as zf:
         text = zf.read(path).decode("utf-8").splitlines()
     assert re.match(r"\s*(assert|raise)\b", text[int(line) - 1]), f"{path}:{line}: {text[int(line) - 1]!r}"
+
+
+def _marked_keys(path: str) -> set[str]:
+    """The last key component of each marked override (`a.b.c=v` and `+a.b.c=v` give `c`)."""
+    with open(path, encoding="utf-8") as fh:
+        lines = fh.read().splitlines()
+    keys = set()
+    for number in _marks(path):
+        word = lines[number - 1].split("#", 1)[0].strip()
+        keys.add(word.split("=", 1)[0].lstrip("+~").rsplit(".", 1)[-1])
+    return keys
+
+
+@pytest.mark.parametrize("case", [c for c in IN_REACH if READS.match(c["confirmed"])], ids=lambda c: c["id"])
+def test_reads_confirmed_cases_cite_the_line_that_takes_the_value(case, unpacked, tmp_path):
+    # the launch composes on its release; the cited line is where verl takes the marked setting
+    assert _compose(unpacked(str(case["verl"])), _launch_argv(_script(case), tmp_path)) is None
+    version, path, line = READS.match(case["confirmed"]).groups()
+    assert version == str(case["verl"]), case
+    with zipfile.ZipFile(_need_verl(version)) as zf:
+        text = zf.read(path).decode("utf-8").splitlines()[int(line) - 1]
+    keys = _marked_keys(_script(case))
+    assert any(re.search(rf"\b{re.escape(k)}\b", text) for k in keys), f"{path}:{line} names none of {keys}: {text!r}"
 
 
 def _caught(case: dict, findings: list[dict]) -> bool:
