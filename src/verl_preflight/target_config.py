@@ -114,7 +114,9 @@ def search_of(spec, source, root: str | None, config_name: str | None) -> Config
     if not os.path.isdir(primary):
         missing = f"{how} is not here" if assumed else f"{shown_path(primary)} is not here"
         return ConfigSearch(Tree(primary), how, missing, assumed, own)
-    extra, missing = _search_path(spec, source, root, primary, config_name)
+    extra, missing, from_verl = _search_path(spec, source, root, primary, config_name)
+    if from_verl:  # hydra.searchpath read from where verl's own launches start: said, it may be elsewhere
+        assumed = "; ".join(a for a in (assumed, from_verl) if a)
     return ConfigSearch(Tree(primary, tuple(extra)), how, missing, assumed, own and not extra)
 
 
@@ -165,15 +167,16 @@ def _package_dir(dotted: str) -> str | None:
 
 
 def _search_path(spec, source, root: str | None, primary: str, config_name: str | None):
-    """(the folders after the primary one, why one is missing or None): --config-dir, then
-    hydra.searchpath from the command line, else from the root config."""
+    """(the folders after the primary one, why one is missing or None, what was assumed or None):
+    --config-dir, then hydra.searchpath from the command line, else from the root config."""
     extra: list[str] = []
+    assumed = None
     for value, field, _loc in spec.config_dirs:
         if value is None:
-            return extra, f"--config-dir={field.display if field else '?'} is known only at run time"
+            return extra, f"--config-dir={field.display if field else '?'} is known only at run time", None
         folder = value if os.path.isabs(value) else (os.path.join(root, value) if root else None)
         if folder is None:
-            return extra, f"--config-dir={value}: the folder the launch starts in is not known"
+            return extra, f"--config-dir={value}: the folder the launch starts in is not known", None
         extra.append(os.path.normpath(folder))
     entries = _searchpath_override(spec)
     if entries is None and config_name:
@@ -187,16 +190,18 @@ def _search_path(spec, source, root: str | None, primary: str, config_name: str 
             else:
                 folder = _package_dir(dotted)
             if folder is None:
-                return extra, f"hydra.searchpath {entry}: the package {top} is not installed here"
+                return extra, f"hydra.searchpath {entry}: the package {top} is not installed here", None
         else:
             path = entry[len("file://") :] if entry.startswith("file://") else entry
             folder = path if os.path.isabs(path) else _relative_folder(path, root, source)
             if folder is None:
-                return extra, f"hydra.searchpath {entry}: the folder the launch starts in is not known"
+                return extra, f"hydra.searchpath {entry}: the folder the launch starts in is not known", None
+            if root is None or not os.path.isdir(os.path.join(root, path)):
+                assumed = f"run from the folder holding verl ({entry} is relative to where the launch starts)"
         if not os.path.isdir(folder):
-            return extra, f"hydra.searchpath {entry}: {shown_path(folder)} is not here"
+            return extra, f"hydra.searchpath {entry}: {shown_path(folder)} is not here", None
         extra.append(os.path.normpath(folder))
-    return extra, None
+    return extra, None, assumed
 
 
 def _relative_folder(path: str, root: str | None, source) -> str | None:

@@ -391,3 +391,53 @@ def builder_lines(package_root: str | None) -> dict[str, int]:
         if name in ("instantiate", "structured", "merge"):
             out.setdefault(name, call.lineno)
     return out
+
+
+def truth_tested(package_root: str | None) -> frozenset:
+    """The config key names verl's code tests for truth: `if config.x:`, `if cfg.get("x", False):`,
+    `a and cfg.x`, `not cfg.x`. A string there ("Flase", "no") is true: the setting silently does
+    the opposite. Read from every module of the package; the name, not the section, is matched."""
+    if not package_root or not os.path.isdir(package_root):
+        return frozenset()
+    return _truth_tested(os.path.realpath(package_root))
+
+
+@lru_cache(maxsize=8)
+def _truth_tested(root: str) -> frozenset:
+    names: set[str] = set()
+    for dirpath, dirnames, files in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            tree = parse_file(os.path.join(dirpath, name))
+            for node in ast.walk(tree) if tree is not None else ():
+                for test in _tests(node):
+                    names.update(_tested_names(test))
+    return frozenset(names)
+
+
+def _tests(node) -> list:
+    if isinstance(node, ast.If | ast.While | ast.IfExp | ast.Assert):
+        return [node.test]
+    if isinstance(node, ast.BoolOp):
+        return list(node.values)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return [node.operand]
+    return []
+
+
+def _tested_names(test) -> list[str]:
+    """The key a truth test reads whole: `cfg.x` or `cfg.get("x", ...)` (not `cfg.x == y`)."""
+    if isinstance(test, ast.Attribute) and isinstance(test.value, ast.Attribute | ast.Name):
+        return [test.attr]
+    if (
+        isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Attribute)
+        and test.func.attr == "get"
+        and test.args
+        and isinstance(test.args[0], ast.Constant)
+        and isinstance(test.args[0].value, str)
+    ):
+        return [test.args[0].value]
+    return []

@@ -14,7 +14,7 @@ dataclass keeps the string, and gets nothing here.
 from __future__ import annotations
 
 from ...sources.verl_classes import verl_sources
-from ...sources.verl_types import builder_lines, rejects, scalar_type, section_builds, structured_builds
+from ...sources.verl_types import builder_lines, rejects, scalar_type, section_builds, structured_builds, truth_tested
 from .. import Rule
 from .config_field import _package_root, dataclass_registry, field_owner, owner_of
 
@@ -82,7 +82,12 @@ class ConfigType(Rule):
             if s.value is None:
                 continue
             target, rel = owner_of(view, s.key)
-            if target is None or not rel:
+            if target is None:
+                found = _plain_bool(view, s, root, version)
+                if found is not None:
+                    out.append(self.finding(s.loc, found[0], s.key, at_most=found[1]))
+                continue
+            if not rel:
                 continue
             cls, name, status = field_owner(registry, target, rel)
             spec = scalar_type(registry, cls, name) if status == "field" else None
@@ -96,6 +101,23 @@ class ConfigType(Rule):
             )
             out.append(self.finding(s.loc, message, s.key, at_most="warning"))
         return out
+
+
+def _plain_bool(view, s, root, version):
+    """(message, at_most) for a string where a section verl keeps as a plain config has a boolean
+    default: verl reads the string; where its code tests the key for truth, any non-empty string is
+    true (an error: the setting silently does the opposite of `Flase`); elsewhere a warning."""
+    default = view.raw(s.key)
+    if not isinstance(default, bool) or not isinstance(s.value, str) or s.kind != "change":
+        return None
+    name = s.key.rsplit(".", 1)[-1]
+    if name in truth_tested(root):
+        return (
+            f"{s.key}={s.value}: a boolean in verl's config (default {str(default).lower()}), and verl {version} "
+            f"tests it for truth: the string '{s.value}' is true, so the setting is on; write true or false",
+            None,
+        )
+    return (f"{s.key}={s.value}: a boolean in verl's config (default {str(default).lower()}); write true or false", "warning")
 
 
 def _candidate(value) -> bool:

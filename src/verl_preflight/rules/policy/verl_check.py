@@ -52,15 +52,29 @@ class VerlCheck(Rule):
         for failure in evaluation.failures:
             if failure.value_set:
                 continue  # a value outside verl's set: config-value reports it
+            if _mistyped(view, failure):
+                continue  # Python's TypeError on a string the script gave for a number: config-type's
             key = _deciding_key(view, failure)
             because = _because(view, failure)
             message = _message(view, failure, version, because)
             finding = self.finding(view.where(key) if key else view.loc, message, key)
             # a relation of settings: the others set here too (a null's TypeError is the null's alone)
             others = [k for k in dict.fromkeys(failure.own) if k != key and view.setting(k) is not None]
-            others = [] if failure.nulls else [k for k in others if _tail(k) not in (failure.message or "")][:3]
+            others = [] if failure.nulls and failure.kind == "TypeError" else [k for k in others if _tail(k) not in (failure.message or "")][:3]
             out.append(finding.with_related((view.where(k), k) for k in others))
         return out
+
+
+def _mistyped(view, failure) -> bool:
+    """A TypeError on a string the script wrote where verl computes with a number or compares one
+    (`lora_rank=eight`): the value's type is the mistake, which config-type reports."""
+    if failure.kind != "TypeError" or failure.nulls:
+        return False
+    for key in failure.own:
+        s = view.setting(key)
+        if s is not None and s.known and isinstance(s.value, str) and "${" not in s.value:
+            return True
+    return False
 
 
 def _because(view, failure) -> str:
@@ -70,8 +84,8 @@ def _because(view, failure) -> str:
         return ""
     role, keys = failure.role
     shown = [(k, view.shown(k)) for k in keys]
-    values = ", ".join(f"{k}={v}" for k, v in shown if v not in (None, "None", "False", "0"))  # what turns it on
-    return f"; verl uses a {role} here ({values})" if values else ""
+    values = ", ".join(f"{_tail(k)}={v}" for k, v in shown if v not in (None, "None", "False", "0"))  # what turns it on
+    return f"; verl uses a {role} ({values})" if values else ""
 
 
 def _message(view, failure, version: str | None, because: str) -> str:
@@ -100,9 +114,10 @@ _REMOVE = re.compile(r"[Pp]lease remove '([\w.]+)'")
 
 def _deciding_key(view, failure) -> str | None:
     """The override to change: of the keys the failing check read, the one the script set last;
-    else (verl's defaults fail) the first key read, reported at the launch."""
+    else the override that made verl run the check; else (verl's defaults fail) the first key
+    read, reported at the launch."""
     order = {s.key: i for i, s in enumerate(view.settings)}
-    if failure.nulls:  # Python's TypeError on a null: the null key is the one to set
+    if failure.nulls and failure.kind == "TypeError":  # Python's TypeError on a null: set the null key
         return next((k for k in failure.nulls if k in order), failure.nulls[0])
     named = _REMOVE.search(failure.message or "")
     if named:  # verl names the key to remove ("Please remove 'actor.ppo_micro_batch_size'")
@@ -112,4 +127,9 @@ def _deciding_key(view, failure) -> str | None:
     set_here = [k for k in dict.fromkeys(failure.own) if k in order]
     if set_here:
         return max(set_here, key=order.__getitem__)
-    return failure.own[0] if failure.own else None  # verl's default: the launch is the place
+    # the failing keys are verl's defaults: the override that turned the check on is the place
+    # (multi_turn.enable=True and no tool config), unless only verl's defaults are involved
+    context = [k for k in dict.fromkeys(failure.reads) if k not in failure.own and k in order]
+    if context and failure.role is None:
+        return max(context, key=order.__getitem__)
+    return failure.own[0] if failure.own else None  # the launch is the place
