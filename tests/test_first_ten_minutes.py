@@ -91,9 +91,10 @@ def test_profile_warns_on_a_key_never_read(capsys):
 def test_profile_value_with_a_comma():
     from verl_preflight.cli import parse_profiles
 
-    assert parse_profiles(['DEVICE=npu,NODES="a,b"']) == [{"DEVICE": "npu", "NODES": "a,b"}]
-    assert parse_profiles(["NODES=a,b,DEVICE=npu"]) == [{"NODES": "a,b", "DEVICE": "npu"}]
-    assert parse_profiles(["A=1", "B='x,y'"]) == [{"A": "1"}, {"B": "x,y"}]
+    assert parse_profiles(['DEVICE=npu,NODES="a,b"']).pinned == ({"DEVICE": "npu", "NODES": "a,b"},)
+    assert parse_profiles(["NODES=a,b,DEVICE=npu"]).pinned == ({"NODES": "a,b", "DEVICE": "npu"},)
+    assert parse_profiles(["A=1", "B='x,y'"]).pinned == ({"A": "1"}, {"B": "x,y"})
+    assert parse_profiles(["current"]).current and parse_profiles(["__current__=1"]).pinned == ({"__current__": "1"},)
 
 
 def test_jobs_zero_is_refused(capsys):

@@ -64,3 +64,29 @@ def render(versions, table, by_version: dict, quiet: bool = False, color: bool =
             lines += ["", "Findings on every release:"]
         lines += [finding_line(f, color) for f in common]
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def document(fmt: str, versions, reports, table, by_version: dict, quiet: bool, color: bool) -> str:
+    """The matrix in the chosen format: one report per release (json), one SARIF run per release,
+    the annotations with the releases they hold on (github), or the table and findings (text)."""
+    if fmt == "json":
+        import json
+
+        from . import json_report
+
+        docs = [json_report.document(*rep) for rep in reports]
+        out = {"version": 1, "matrix": [{"verl": v, **d} for v, d in zip(versions, docs, strict=True)]}
+        return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
+    if fmt == "sarif":
+        from . import sarif
+
+        return sarif.render_runs(reports)
+    if fmt == "github":
+        from dataclasses import replace
+
+        from . import github
+
+        differ, common = split_findings(versions, by_version)
+        tagged = [replace(f, message=f"{f.message} (only verl {', '.join(vs)})") for f, vs in differ]
+        return github.render([], sorted(tagged + common, key=lambda f: f.sort_key()))
+    return render(versions, table, by_version, quiet, color)

@@ -1,0 +1,427 @@
+"""The application: what one command line does, between its parsed arguments (cli.py) and the
+reports (report/).
+
+`validate`: settings -> setup (files, verl config tree, options) -> check every script (the
+pipeline, runner.run_files) -> the --fix loop or the --diff -> the report -> one exit policy.
+`matrix` does it once per verl release, `render` shows what each profile hands verl, and
+`rule_docs` prints the rules' own documentation. Nothing here composes output text: the lines
+come from report/ (report.console for the lines on standard error).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass
+
+from .report import console
+from .runner import run_files
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+MAX_FIX_PASSES = 10  # a fix can make another possible (a renamed key whose value is then fixed)
+
+
+class UsageError(Exception):
+    """The command line or the project's settings ask for something that cannot be done (exit 2)."""
+
+
+@dataclass(frozen=True)
+class ProfileChoice:
+    """--profile: this machine's environment (`current`), or the environments given, or neither."""
+
+    current: bool = False
+    pinned: tuple | None = None  # (dict, ...) of KEY=VAL environments
+
+
+@dataclass
+class Setup:
+    files: list
+    source: object  # hydra_stage.tree.ConfigSource
+    caches: object  # hydra_stage.tree.ConfigCaches
+    opts: object  # validate.Options
+
+
+def exit_status(findings, strict: bool, unusable: bool = False) -> int:
+    """The one exit policy: 2 when the tool could not do its job, 1 for an error (or a warning
+    with --strict), else 0."""
+    if unusable:
+        return EXIT_USAGE
+    if any(f.severity == "error" for f in findings):
+        return EXIT_FINDINGS
+    if strict and any(f.severity == "warning" for f in findings):
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+# ---- setup ----------------------------------------------------------------------------
+
+
+def setup(args) -> Setup:
+    """The files to check, the verl config tree, and the options every script is checked with."""
+    from .discover import DiscoverError, discover
+    from .hydra_stage.tree import ConfigCache, ConfigCaches, ConfigTreeError, locate
+    from .validate import Options
+
+    if args.max_profiles < 1:
+        raise UsageError("--max-profiles must be at least 1")
+    if getattr(args, "jobs", None) is not None and args.jobs < 1:
+        raise UsageError("-j/--jobs must be at least 1 (leave it out for the CPU count)")
+    try:
+        files = discover(args.paths, getattr(args, "excludes", ()))
+    except DiscoverError as err:
+        raise UsageError(str(err)) from err
+    try:
+        versions = getattr(args, "verl", None)
+        if versions:
+            from .releases import release_source
+
+            source = release_source(versions[0])
+        else:
+            source = locate(args.verl_config)
+    except ConfigTreeError as err:
+        raise UsageError(str(err)) from err
+    try:
+        caches = ConfigCaches(ConfigCache(source, use_disk=not args.no_cache), explicit=source.origin != "installed")
+    except OSError as err:
+        raise UsageError(f"cannot read the verl config tree: {err}") from err
+    choice: ProfileChoice = args.profile
+    probed = devices = None
+    if choice.current:
+        from .machine import probe_device, probe_devices
+
+        probed, devices = probe_device(), probe_devices()
+        for line in console.probed(probed, devices):
+            console.say(line)
+    schema = _schema(getattr(args, "schema", None))
+    _check_severity_ids(args, schema)
+    opts = Options(
+        max_profiles=args.max_profiles,
+        pinned=list(choice.pinned) if choice.pinned else None,
+        current=choice.current,
+        max_bytes=args.max_bytes,
+        schema=schema,
+        stack=args.stack,
+        stdin=_stdin(files, args.max_bytes),
+        probed_device=probed,
+        device=_device(args),
+        args=args.script_args,
+        devices=devices,
+        **_model_settings(args),
+    )
+    return Setup(files, source, caches, opts)
+
+
+def _device(args) -> str | None:
+    """--device, else [tool.validate-scripts] device, else None (each launch's own)."""
+    device = getattr(args, "device", None) or getattr(args, "settings", {}).get("device")
+    if device is not None and device not in ("gpu", "npu"):
+        where = getattr(args, "severity_where", "[tool.validate-scripts]")
+        raise UsageError(f"{where}: device: gpu or npu, not {device!r}")
+    return device
+
+
+def _model_settings(args) -> dict:
+    from .layout import ModelConfigError, shape_from_config
+
+    directory = getattr(args, "model_config", None)
+    if directory:
+        try:
+            shape_from_config(os.path.abspath(directory))
+        except ModelConfigError as err:
+            raise UsageError(f"--model-config: {err}") from err
+        directory = os.path.abspath(directory)
+    memory = getattr(args, "device_memory", None)
+    if memory is not None and not memory > 0:
+        raise UsageError("--device-memory must be a positive number of GB")
+    return {"model_config": directory, "device_memory": memory}
+
+
+def _stdin(files, max_bytes: int) -> bytes | None:
+    """The script given as `-`, read once (workers get the bytes, not the stream)."""
+    if "-" not in files:
+        return None
+    return sys.stdin.buffer.read(max_bytes + 1)
+
+
+def _schema(path):
+    """The policy schema: a user's file read and checked now (its mistakes are usage errors
+    before anything runs); the shipped one when a script is first checked."""
+    from .rules.schema import SchemaError, ShippedSchema, load_schema
+
+    if path is None:
+        return ShippedSchema()
+    try:
+        return load_schema(path)
+    except SchemaError as err:
+        raise UsageError(str(err)) from err
+
+
+# ---- the project's settings --------------------------------------------------------------
+
+
+def apply_settings(args) -> None:
+    """`[tool.validate-scripts]` from pyproject.toml fills what the command line left unset.
+    An unknown key, or a severity for a rule id no rule has, exits 2 naming the file and key."""
+    import difflib
+
+    from .settings import FILE, KEYS, project_settings, unknown_keys
+
+    settings = project_settings()
+    args.settings = settings
+    where = f"[tool.validate-scripts] in {settings.get(FILE)}"
+    for key in unknown_keys(settings):
+        close = difflib.get_close_matches(key, KEYS, n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise UsageError(f"{where}: unknown key {key!r} ({hint}known: {', '.join(KEYS)})")
+    if not args.paths:
+        args.paths = list(settings.get("paths", []))
+    if not args.paths:
+        raise UsageError("no paths given (try: validate-scripts examples)")
+    if not args.verl and not args.verl_config:
+        verl = settings.get("verl")
+        args.verl = [verl] if isinstance(verl, str) else list(verl or []) or None
+        args.verl_config = settings.get("verl-config")
+    if args.schema is None:
+        args.schema = settings.get("schema")
+    args.excludes = list(settings.get("exclude", []))
+    severity = settings.get("severity", {})
+    if not isinstance(severity, dict) or not all(v in ("error", "warning", "info", "off") for v in severity.values()):
+        raise UsageError(f"{where}: severity: map rule ids to error, warning, info or off")
+    args.severity = severity
+    args.severity_where = where
+
+
+def _check_severity_ids(args, schema) -> None:
+    """Every rule id in the severity table names a rule (shipped, or a policy of the schema)."""
+    import difflib
+
+    from .rules import registry
+
+    severity = getattr(args, "severity", {}) or {}
+    if not severity:
+        return
+    known = set(registry()) | {p.id for p in getattr(schema, "policies", ())}
+    for rid in severity:
+        if rid not in known:
+            close = difflib.get_close_matches(rid, sorted(known), n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise UsageError(f"{args.severity_where}: severity: no rule {rid!r}{hint}; --list-rules lists them")
+
+
+def _reseverity(findings, severity: dict) -> list:
+    """[tool.validate-scripts] severity: a rule's findings at another severity, or none (off)."""
+    from dataclasses import replace
+
+    out = []
+    for f in findings:
+        level = severity.get(f.rule)
+        if level == "off":
+            continue
+        out.append(replace(f, severity=level) if level else f)
+    return out
+
+
+# ---- the commands -------------------------------------------------------------------------
+
+
+def rule_docs(args) -> None:
+    """--list-rules, --explain RULE: the rules' own documentation."""
+    if args.list_rules:
+        from .report.rule_docs import listing
+
+        sys.stdout.write(listing())
+        return
+    from .report.rule_docs import explain, nearest
+
+    text = explain(args.explain)
+    if text is None:
+        close = nearest(args.explain)
+        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        raise UsageError(f"no rule {args.explain!r}{hint}; --list-rules lists them")
+    sys.stdout.write(text)
+
+
+def validate(args) -> int:
+    """Check the scripts (and --fix or --diff them); the report on standard output."""
+    if args.fix and "-" in args.paths:
+        raise UsageError("--fix cannot rewrite standard input (-); --diff shows the changes")
+    start = time.perf_counter()
+    run = setup(args)
+    from .hydra_stage.tree import entry_origin
+    from .result_cache import ResultCache
+
+    said = console.entry_origin(entry_origin(run.source))
+    if said:
+        console.say(said)
+    results_cache = ResultCache(run.source, run.caches.main.digest, run.opts, use_disk=not args.no_cache)
+
+    def check():
+        results, unreadable = run_files(run.files, run.caches, run.opts, args.jobs or 0, results_cache)
+        for r in results:
+            r.findings = _reseverity(r.findings, args.severity)
+        return results, unreadable
+
+    results, unreadable = check()
+    for line in console.unread_profile_keys(results, run.opts.pinned):
+        console.say(line)
+    if args.diff:
+        return _diff(results, unreadable, run.opts)
+    fix_lines: list[str] = []
+    if args.fix and not unreadable:
+        results, unreadable, fix_lines, failed = _fix(results, check)
+        if failed:
+            unreadable = [*unreadable, *failed]
+    findings = [f for r in results for f in r.findings]
+    shown = _report(args, results, findings, run.source, time.perf_counter() - start, run.files, fix_lines)
+    for line in fix_lines if not shown else []:
+        console.plain(line)
+    for line in unreadable:
+        console.say(line)
+    return exit_status(findings, args.strict, bool(unreadable))
+
+
+def _report(args, results, findings, source, seconds: float, files, fix_lines) -> bool:
+    """The report in the chosen format on standard output; True when it holds the --fix lines
+    (the text report does; the machine formats leave them to standard error)."""
+    if args.format == "json":
+        from .report import json_report
+
+        sys.stdout.write(json_report.render(results, findings, source))
+    elif args.format == "sarif":
+        from .report import sarif
+
+        sys.stdout.write(sarif.render(results, findings, source))
+    elif args.format == "github":
+        from .report import github
+
+        sys.stdout.write(github.render(results, findings))
+    else:
+        from .report import text
+
+        empty = _empty_folders(args.paths, files)
+        sys.stdout.write(text.render(results, findings, seconds, args.quiet, use_color(args.color), empty, fix_lines))
+        return True
+    return False
+
+
+def _fix(results, check):
+    """--fix: write the plan's changes, check again, repeat until nothing changes (ruff's loop).
+    (results, unreadable, report lines, write failures): the results are those of the fixed files."""
+    from . import fix
+
+    fixed, changed, failed, unreadable = 0, set(), [], []
+    for _ in range(MAX_FIX_PASSES):
+        plan = fix.plan(results)
+        made, problems = fix.changes(plan, _digests(results))
+        failed += problems
+        written = set()
+        for path, (_, new) in made.items():
+            try:
+                fix.write(path, new)
+            except OSError as err:
+                failed.append(f"{path}: cannot write: {err.strerror or err}")
+                continue
+            changed.add(path)
+            written.update(plan.edits[path])
+        count = sum(1 for f in plan.fixed if f.fix.edit in written)
+        if not count:
+            break
+        fixed += count
+        results, unreadable = check()
+    lines = [*console.refusals(fix.plan(results)), console.fixed(fixed, len(changed))]
+    return results, unreadable, lines, failed
+
+
+def _diff(results, unreadable, opts) -> int:
+    """--diff: the changes one pass of --fix would make, as a unified diff on standard output;
+    what it would fix and what it refuses on standard error. Exit 1 when there is a change."""
+    from . import fix
+
+    plan = fix.plan(results)
+    made, problems = fix.changes(plan, _digests(results), opts.stdin)
+    for path in sorted(made):
+        sys.stdout.write(fix.unified_diff(path, *made[path]))
+    sys.stdout.flush()  # the diff, then the summary: in this order on a terminal too
+    for line in [*console.refusals(plan), *problems, *unreadable]:
+        console.plain(line)
+    count = sum(1 for f in plan.fixed if f.fix.edit.path in made)
+    console.plain(console.would_fix(count, len(made)))
+    if unreadable:
+        return EXIT_USAGE
+    return EXIT_FINDINGS if made else EXIT_OK
+
+
+def _digests(results) -> dict:
+    """The SHA-256 of every file the run read, by absolute path (what the edits were made on)."""
+    out: dict = {}
+    for r in results:
+        out.update(r.deps)
+    return out
+
+
+def _empty_folders(paths, files) -> list[str]:
+    """Folders given on the command line in which no script was found."""
+    out = []
+    for p in paths:
+        if p != "-" and os.path.isdir(p):
+            top = os.path.join(os.path.normpath(p), "")
+            if not any(os.path.normpath(f).startswith(top) for f in files):
+                out.append(p)
+    return out
+
+
+def matrix(args) -> int:
+    """One run per verl release, every output option honoured: a table of which scripts
+    compose on which release and the findings (text), one report per release (json), one
+    SARIF run per release, or the annotations with the releases they hold on (github)."""
+    if args.fix or args.diff:
+        raise UsageError("--fix and --diff check against one verl release: give --verl once")
+    versions = list(dict.fromkeys(args.verl))
+    table: dict[str, dict[str, str]] = {}
+    reports, by_version = [], {}
+    from .report import matrix as report_matrix
+
+    for version in versions:
+        args.verl = [version]
+        run = setup(args)
+        results, unreadable = run_files(run.files, run.caches, run.opts, args.jobs or 0)
+        for line in unreadable:
+            console.say(line)
+        if unreadable:
+            return EXIT_USAGE
+        for r in results:
+            r.findings = _reseverity(r.findings, args.severity)
+            table.setdefault(r.path, {})[version] = report_matrix.cell(r.findings)
+        findings = [f for r in results for f in r.findings]
+        reports.append((results, findings, run.source))
+        by_version[version] = findings
+    sys.stdout.write(report_matrix.document(args.format, versions, reports, table, by_version, args.quiet,
+                                            use_color(args.color)))
+    return exit_status([f for fs in by_version.values() for f in fs], args.strict)
+
+
+def render(args) -> int:
+    """`render`: what each profile of each script hands verl."""
+    run = setup(args)
+    results, unreadable = run_files(run.files, run.caches, run.opts)
+    for line in unreadable:
+        console.say(line)
+    if unreadable:
+        return EXIT_USAGE
+    from .report.render import render as render_text
+    from .report.render import render_json
+
+    if args.format == "json":
+        sys.stdout.write(render_json(results, run.caches, args.as_))
+    else:
+        sys.stdout.write(render_text(results, run.caches, args.as_, run.opts))
+    return EXIT_OK
+
+
+def use_color(choice: str) -> bool:
+    if choice == "always":
+        return True
+    if choice == "never" or os.environ.get("NO_COLOR"):
+        return False
+    return sys.stdout.isatty()
