@@ -19,7 +19,7 @@ import textwrap
 import pytest
 from conftest import FIXTURES, ROOT
 
-from verl_preflight.launches import launch_of
+from verl_preflight.launches import collapse_key, launch_of
 from verl_preflight.shell import profiles as prof
 from verl_preflight.shell.evaluate import evaluate
 from verl_preflight.shell.parse import parse_script
@@ -271,7 +271,7 @@ def test_forks_that_end_alike_are_one_profile(tmp_path):
         "if nvidia-smi; then N=1; else N=2; fi\n"
         "python3 -m verl.trainer.main_ppo trainer.nnodes=$N\n"
     )
-    (outcomes,) = prof.collapse([evaluate(parse_script(str(path), path.read_bytes()), {}, set(), launch_of)])
+    (outcomes,) = prof.collapse([evaluate(parse_script(str(path), path.read_bytes()), {}, set(), launch_of)], collapse_key)
     assert [[str(a) for a in o.assumptions] for o in outcomes] == [["[nvidia-smi] is true"], ["[nvidia-smi] is false"]]
     assert len(validate_script(str(path), None, Options()).profiles) == 2
 

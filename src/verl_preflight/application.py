@@ -10,11 +10,13 @@ come from report/ (report.console for the lines on standard error).
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import time
 from dataclasses import dataclass
 
+from .edits import apply_edits
 from .report import console
 from .runner import run_files
 
@@ -313,12 +315,12 @@ def _fix(results, check):
     fixed, changed, failed, unreadable = 0, set(), [], []
     for _ in range(MAX_FIX_PASSES):
         plan = fix.plan(results)
-        made, problems = fix.changes(plan, _digests(results))
+        made, problems = _changes(plan, _digests(results))
         failed += problems
         written = set()
         for path, (_, new) in made.items():
             try:
-                fix.write(path, new)
+                _write(path, new)
             except OSError as err:
                 failed.append(f"{path}: cannot write: {err.strerror or err}")
                 continue
@@ -339,9 +341,9 @@ def _diff(results, unreadable, opts) -> int:
     from . import fix
 
     plan = fix.plan(results)
-    made, problems = fix.changes(plan, _digests(results), opts.stdin)
+    made, problems = _changes(plan, _digests(results), opts.stdin)
     for path in sorted(made):
-        sys.stdout.write(fix.unified_diff(path, *made[path]))
+        sys.stdout.write(_unified_diff(path, *made[path]))
     sys.stdout.flush()  # the diff, then the summary: in this order on a terminal too
     for line in [*console.refusals(plan), *problems, *unreadable]:
         console.plain(line)
@@ -350,6 +352,66 @@ def _diff(results, unreadable, opts) -> int:
     if unreadable:
         return EXIT_USAGE
     return EXIT_FINDINGS if made else EXIT_OK
+
+
+# ---- the files --fix writes ---------------------------------------------------------------
+
+
+def _changes(p, digests: dict, stdin: bytes | None = None) -> tuple[dict, list[str]]:
+    """({path: (old bytes, new bytes)}, problems): the plan made on the files as they are now
+    (`-`: the script read from standard input). A file that changed since the run (its digest
+    in `digests`, by absolute path, differs) is left alone."""
+    import hashlib
+
+    out, problems = {}, []
+    for path, edits in p.edits.items():
+        try:
+            if path == "-":
+                old = stdin or b""
+            else:
+                with open(path, "rb") as fh:
+                    old = fh.read()
+        except OSError as err:
+            problems.append(f"{path}: cannot read: {err.strerror or err}")
+            continue
+        if path != "-" and digests.get(os.path.abspath(path)) not in (None, hashlib.sha256(old).hexdigest()):
+            problems.append(f"{path}: changed while it was checked; not fixed")
+            continue
+        new = apply_edits(old, edits)
+        if new != old:
+            out[path] = (old, new)
+    return out, problems
+
+
+def _unified_diff(path: str, old: bytes, new: bytes) -> str:
+    a = old.decode("utf-8", "replace").splitlines(keepends=True)
+    b = new.decode("utf-8", "replace").splitlines(keepends=True)
+    import difflib
+
+    lines = list(difflib.unified_diff(a, b, fromfile=path, tofile=path))
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+def _write(path: str, data: bytes) -> None:
+    """Replace the file's bytes at once (a temporary file renamed over it), keeping its mode.
+    A file nobody may write (no write bit: `chmod a-w`) is not replaced, even where the
+    folder would allow the rename (or root runs the fix): PermissionError."""
+    target = os.path.realpath(path)
+    mode = os.stat(target).st_mode & 0o7777
+    if not mode & 0o222:
+        raise PermissionError(errno.EACCES, "the file is read-only", path)
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".fix-")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def _digests(results) -> dict:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from .fix import Fix
+from .edits import Fix
 
 SEVERITIES = ("error", "warning", "info")
 

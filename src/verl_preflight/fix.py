@@ -19,123 +19,18 @@ Profiles the run did not see (a capped or an unfinished evaluation) refuse all.
 
 from __future__ import annotations
 
-import errno
 import os
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 
+from .edits import Fix, SourceEdit
+from .shell.literal import literal_chars
 from .values import Loc
 
-_SAFE_REPLACEMENT = re.compile(r"[\w.+\-/@]*")  # needs no quoting in any context it lands in
-_UNQUOTED_STOPS = frozenset(b"$`*?[]{}~'\"")  # unquoted text bash may expand, or the end of the literal part
-
-
-@dataclass(frozen=True)
-class SourceEdit:
-    """Bytes [start, end) of the file at `path` become `replacement`."""
-
-    path: str
-    start: int
-    end: int
-    replacement: str
-
-
-@dataclass(frozen=True)
-class Fix:
-    """A rule's repair of one override: its characters [start, end) (of `text`, the override as
-    checked) become `replacement`; its first `anchor` characters (the key, and what changes) must
-    be literal text in the source. `resolve` sets `edit` (where in the file) or `refused` (why not)."""
-
-    text: str
-    start: int
-    end: int
-    replacement: str
-    anchor: int
-    edit: SourceEdit | None = None
-    refused: str | None = None
-
-    @staticmethod
-    def drop_plus(text: str, key: str) -> Fix | None:
-        """`+key=v` -> `key=v`."""
-        if not text.startswith("+" + key) or text.startswith("++"):
-            return None
-        return Fix(text, 0, 1, "", 1 + len(key))
-
-    @staticmethod
-    def add_plus(text: str, key: str) -> Fix | None:
-        """`key=v` -> `+key=v`."""
-        if not text.startswith(key + "="):
-            return None
-        return Fix(text, 0, 0, "+", len(key))
-
-    @staticmethod
-    def rename_key(text: str, key: str, new_key: str) -> Fix | None:
-        """`key=v` -> `new_key=v`."""
-        if not text.startswith(key + "=") or not _SAFE_REPLACEMENT.fullmatch(new_key):
-            return None
-        return Fix(text, 0, len(key), new_key, len(key))
-
-    @staticmethod
-    def set_value(text: str, value: str) -> Fix | None:
-        """`[+[+]]key=old` -> `[+[+]]key=value`."""
-        eq = text.find("=")
-        if eq < 0 or not _SAFE_REPLACEMENT.fullmatch(value):
-            return None
-        return Fix(text, eq + 1, len(text), value, len(text))
+__all__ = ["Fix", "LaunchFindings", "Plan", "SourceEdit", "locate", "plan", "resolve"]
 
 
 # ---- the word in the source ------------------------------------------------
-
-
-def _char_len(lead: int) -> int:
-    return 4 if lead >= 0xF0 else 3 if lead >= 0xE0 else 2 if lead >= 0xC0 else 1
-
-
-def _literal(src: bytes, a: int, b: int, out: list, escapes: bytes | None) -> bool:
-    """Read src[a:b] as bash would (`escapes`: what a backslash escapes; None: any character,
-    as unquoted). Append (character, start, end, written as itself); False at text bash expands."""
-    i = a
-    while i < b:
-        c = src[i]
-        if c == 0x5C and i + 1 < b and (escapes is None or src[i + 1] in escapes):  # backslash
-            if src[i + 1] == 0x0A:
-                return False  # a line continuation: not a character
-            n = _char_len(src[i + 1])
-            out.append((src[i + 1 : i + 1 + n].decode("utf-8", "replace"), i, i + 1 + n, False))
-            i += 1 + n
-            continue
-        if c in b"$`" or (escapes is None and c in _UNQUOTED_STOPS):
-            return False
-        n = _char_len(c)
-        try:
-            ch = src[i : i + n].decode("utf-8")
-        except UnicodeDecodeError:
-            return False
-        out.append((ch, i, i + n, True))
-        i += n
-    return True
-
-
-def literal_chars(script, node, out: list) -> bool:
-    """The characters a word writes, in order, up to its first part that is not literal text
-    (an expansion, a command substitution). True when the whole word is literal."""
-    src = script.source
-    kind = node.type
-    if kind in ("word", "number"):
-        return _literal(src, node.start_byte, node.end_byte, out, None)
-    if kind == "raw_string":
-        return _literal(src, node.start_byte + 1, node.end_byte - 1, out, b"")
-    if kind == "string":
-        pos = node.start_byte + 1
-        for child in node.named_children:
-            if child.type != "string_content":
-                _literal(src, pos, child.start_byte, out, b'$`"\\\n')
-                return False
-        return _literal(src, pos, node.end_byte - 1, out, b'$`"\\\n')
-    if kind == "concatenation":
-        return all(literal_chars(script, child, out) for child in node.children)
-    return False
 
 
 def locate(script, loc: Loc, fix: Fix, field_) -> tuple[SourceEdit | None, str | None]:
@@ -292,68 +187,3 @@ def plan(results) -> Plan:
     return out
 
 
-def apply_edits(data: bytes, edits) -> bytes:
-    """The bytes with non-overlapping edits made (edits in file order)."""
-    out, pos = [], 0
-    for e in edits:
-        out += [data[pos : e.start], e.replacement.encode()]
-        pos = e.end
-    out.append(data[pos:])
-    return b"".join(out)
-
-
-def changes(p: Plan, digests: dict, stdin: bytes | None = None) -> tuple[dict, list[str]]:
-    """({path: (old bytes, new bytes)}, problems): the plan made on the files as they are now
-    (`-`: the script read from standard input). A file that changed since the run (its digest
-    in `digests`, by absolute path, differs) is left alone."""
-    import hashlib
-
-    out, problems = {}, []
-    for path, edits in p.edits.items():
-        try:
-            if path == "-":
-                old = stdin or b""
-            else:
-                with open(path, "rb") as fh:
-                    old = fh.read()
-        except OSError as err:
-            problems.append(f"{path}: cannot read: {err.strerror or err}")
-            continue
-        if path != "-" and digests.get(os.path.abspath(path)) not in (None, hashlib.sha256(old).hexdigest()):
-            problems.append(f"{path}: changed while it was checked; not fixed")
-            continue
-        new = apply_edits(old, edits)
-        if new != old:
-            out[path] = (old, new)
-    return out, problems
-
-
-def unified_diff(path: str, old: bytes, new: bytes) -> str:
-    a = old.decode("utf-8", "replace").splitlines(keepends=True)
-    b = new.decode("utf-8", "replace").splitlines(keepends=True)
-    import difflib
-
-    lines = list(difflib.unified_diff(a, b, fromfile=path, tofile=path))
-    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
-
-
-def write(path: str, data: bytes) -> None:
-    """Replace the file's bytes at once (a temporary file renamed over it), keeping its mode.
-    A file nobody may write (no write bit: `chmod a-w`) is not replaced, even where the
-    folder would allow the rename (or root runs the fix): PermissionError."""
-    target = os.path.realpath(path)
-    mode = os.stat(target).st_mode & 0o7777
-    if not mode & 0o222:
-        raise PermissionError(errno.EACCES, "the file is read-only", path)
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".fix-")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise

@@ -320,3 +320,19 @@ def read_launch(launch) -> LaunchSpec:
         spec.overrides.append(Override(text, loc, f))
         i += 1
     return spec
+
+
+def collapse_key(launch, outcome) -> tuple:
+    """What of a launch tells two profiles apart (shell.profiles.collapse): what verl receives
+    (module, arguments and the known values of the variables the script exports to it, from where
+    each came); the launcher in front (`uv run python3`, `python3`) and variables that come from
+    the profile itself are not part of it."""
+    exported = tuple(
+        sorted(
+            (k, f.pieces, f.loc)
+            for k, f in getattr(launch, "env", {}).items()
+            # a switch is the profile itself; a value known only at run time is judged by no rule
+            if f.loc is not None and k not in outcome.env and f.known
+        )
+    )
+    return launch.loc, tuple((f.pieces, f.loc) for f in launch.argv[launch.entry :]), exported

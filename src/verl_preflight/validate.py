@@ -16,7 +16,7 @@ from .findings import Finding, merge_findings
 from .hydra_stage.check import check_launch, config_name_of
 from .hydra_stage.tree import ConfigCaches
 from .hydra_stage.tree import OWN_OPTIONS, has_source, in_verl
-from .launches import LaunchSpec, launch_of, other_program, read_launch
+from .launches import LaunchSpec, collapse_key, launch_of, other_program, read_launch
 from .reach import why_unchecked
 from .machine import current_env, installed_stack
 from .rules import for_note, from_problem, repair, run_launch_rules, run_script_rules
@@ -176,7 +176,7 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
     texts.update({p: s.source.decode("utf-8", "replace") for p, s in parsed.items()})
     signals = ScriptSignals.read(path, texts, read_file.text)
     forced = _forced(opts)
-    collapsed = prof.collapse(evaluated)  # profiles that launch the same thing are one
+    collapsed = prof.collapse(evaluated, collapse_key)  # profiles that launch the same thing are one
     labels = prof.labels([outcome.env for outcomes in collapsed for outcome in outcomes])
     labelled = iter(labels)
     for outcomes in collapsed:

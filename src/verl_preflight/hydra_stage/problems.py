@@ -38,7 +38,7 @@ class Problem:
     kind: HydraKind
     key: str | None
     message: str
-    fix: object = None  # the repair the caller's `repair` proposed (a fix.Fix), where one is certain
+    fix: object = None  # the repair the caller's `repair` proposed (an edits.Fix), where one is certain
 
 
 @dataclass(frozen=True)

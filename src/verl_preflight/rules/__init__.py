@@ -51,7 +51,7 @@ class Rule:
     @classmethod
     def emit(cls, loc, message: str, key: str | None = None, fix=None, at_most: str | None = None) -> Finding:
         """A finding of this rule at its default severity (stages use this), or `at_most` when that
-        is weaker; `fix` (a fix.Fix) only from a rule that says it is fixable."""
+        is weaker; `fix` (an edits.Fix) only from a rule that says it is fixable."""
         if fix is not None and not cls.fixable:
             raise TypeError(f"rule {cls.id} is not fixable, yet a fix was given")
         return Finding.at(loc, cls.id, weaker(cls.severity, at_most), message, key, fix)

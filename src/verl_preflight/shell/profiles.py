@@ -406,10 +406,12 @@ def unset_inputs(info: Scan) -> set:
     return set(info.inputs) | set(info.tested)
 
 
-def collapse(evaluated: list[list]) -> list[list]:
-    """Profiles that hand verl the same thing are one profile.
+def collapse(evaluated: list[list], launch_key=None) -> list[list]:
+    """Profiles that hand the program the same thing are one profile.
 
-    `evaluated` holds, per profile, the evaluator's outcomes (see shell.evaluate).
+    `evaluated` holds, per profile, the evaluator's outcomes (see shell.evaluate);
+    `launch_key(launch, outcome)` is what of a launch counts (the caller knows the shape of its
+    launches; by default: where it is and every argument's text and origin).
     First, forks of one profile that end alike are one outcome. Then profiles whose
     outcomes have equal launches (every argument's text and origin, in order), exit
     status and fork labels are merged: the first one's outcomes stand for the group,
@@ -419,9 +421,10 @@ def collapse(evaluated: list[list]) -> list[list]:
     """
     groups: dict = {}
     order: list = []
+    launch_key = launch_key or _whole_launch
     for outcomes in evaluated:
-        outcomes = _merge_forks(outcomes)
-        key = tuple(_outcome_key(o) for o in outcomes)
+        outcomes = _merge_forks(outcomes, launch_key)
+        key = tuple(_outcome_key(o, launch_key) for o in outcomes)
         if key not in groups:
             groups[key] = []
             order.append(key)
@@ -443,13 +446,13 @@ def collapse(evaluated: list[list]) -> list[list]:
     return out
 
 
-def _merge_forks(outcomes: list) -> list:
+def _merge_forks(outcomes: list, launch_key) -> list:
     """Forks of one profile that end alike (same launches and status) are one outcome,
     labelled with the assumptions they share."""
     by_key: dict = {}
     out = []
     for o in outcomes:
-        key = _outcome_key(o, with_assumptions=False)
+        key = _outcome_key(o, launch_key, with_assumptions=False)
         first = by_key.get(key)
         if first is None:
             by_key[key] = o
@@ -460,23 +463,11 @@ def _merge_forks(outcomes: list) -> list:
     return out
 
 
-def _outcome_key(outcome, with_assumptions: bool = True) -> tuple:
-    """What verl receives (module, arguments and the known values of the variables the script
-    exports to it, from where each came) and how it ends; the launcher in front (`uv run
-    python3`, `python3`) and variables that come from the profile itself are not part of it."""
-    launches = tuple(
-        (
-            la.loc,
-            tuple((f.pieces, f.loc) for f in la.argv[la.entry :]),
-            tuple(
-                sorted(
-                    (k, f.pieces, f.loc)
-                    for k, f in getattr(la, "env", {}).items()
-                    # a switch is the profile itself; a value known only at run time is judged by no rule
-                    if f.loc is not None and k not in outcome.env and f.known
-                )
-            ),
-        )
-        for la in outcome.launches
-    )
+def _outcome_key(outcome, launch_key, with_assumptions: bool = True) -> tuple:
+    """How a path ends and what it launches (each launch as `launch_key` sees it)."""
+    launches = tuple(launch_key(la, outcome) for la in outcome.launches)
     return outcome.status, outcome.exit_code, outcome.assumptions if with_assumptions else (), launches
+
+
+def _whole_launch(launch, outcome) -> tuple:
+    return (launch.loc, tuple((f.pieces, f.loc) for f in launch.argv))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...fix import Fix
+from ...edits import Fix
 from ...hydra_stage.check import lookup
 
 from ...hydra_stage.problems import HydraKind

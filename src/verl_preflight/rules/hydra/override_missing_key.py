@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...fix import Fix
+from ...edits import Fix
 from ...hydra_stage.check import close_keys, lookup, typo_of
 
 from ...hydra_stage.problems import HydraKind
