@@ -112,7 +112,7 @@ class MicroBatchSplit(Rule):
                 key = _report_key(view, f.keys)
                 text = (
                     f"the {result.worker} worker of verl {version} stops when it starts ({result.path}:{f.line}, "
-                    f"{f.kind}): {f.message}{_trace(view, result.assigned)}"
+                    f"{f.kind}): {f.text}{_trace(view, result.assigned)}"
                 )
                 if (text, key) not in seen:
                     seen.add((text, key))
