@@ -53,7 +53,7 @@ MARK = re.compile(r"#\s*recall:\s*(error|warning)\b")
 CODE = re.compile(r"^code: (verl|megatron-core) (\S+) (\S+):(\d+)$")
 
 # Cases caught when this ratchet was last raised (measured with test_recall).
-FLOOR = 27
+FLOOR = 29
 
 with open(os.path.join(RECALL, "cases.yaml"), encoding="utf-8") as fh:
     MANIFEST = yaml.safe_load(fh)["cases"]

@@ -698,7 +698,7 @@ class Evaluator:
         value = self.expr(node, scope, module)
         if not isinstance(value, str):
             return None, None
-        return value, _folded(value) if isinstance(node, ast.Constant) else None
+        return value, _folded(value)
 
     def shown_part(self, part, scope: dict, module: str):
         """(the part as the f-string prints it or UNKNOWN, the part as shown: ? when not known)."""

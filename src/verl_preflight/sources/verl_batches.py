@@ -616,16 +616,9 @@ def training_split(view, root: str) -> TrainSplit | None:
         if check is None:
             return None
         if view.value(f"{section}.strategy") == "megatron":
-            sizes = [
-                view.int_value(f"{section}.megatron.{k}")
-                for k in ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size")
-            ]
-            if world.value is UNKNOWN or None in sizes or min(sizes) < 1:
+            ranks = megatron_ranks(view, section)
+            if ranks is None:
                 return None
-            if world.value % (sizes[0] * sizes[1] * sizes[2]):
-                return None  # the layout does not divide the world: the parallelism rule says so
-            keys = (*world.keys, *(f"{section}.megatron.{k}" for k in ("tensor_model_parallel_size",)))
-            ranks = V(world.value // (sizes[0] * sizes[1] * sizes[2]), keys)
         else:
             ranks = world
         return TrainSplit(ranks, check, env, validated)
@@ -633,3 +626,192 @@ def training_split(view, root: str) -> TrainSplit | None:
     if td is None:
         return None
     return TrainSplit(engine_data_parallel(view, root, section), td, None, validated)
+
+
+def megatron_ranks(view, section: str) -> V | None:
+    """The data-parallel ranks of a section's legacy Megatron worker: world // (TP x PP x CP); None
+    when a size is not known or the layout does not divide the world (the parallelism rule's)."""
+    world = world_size(view)
+    sizes = [view.int_value(f"{section}.megatron.{k}") for k in _Layout.SIZES]
+    if world.value is UNKNOWN or None in sizes or min(sizes) < 1:
+        return None
+    if world.value % (sizes[0] * sizes[1] * sizes[2]):
+        return None
+    keys = (*world.keys, *(f"{section}.megatron.{k}" for k in ("tensor_model_parallel_size",)))
+    return V(world.value // (sizes[0] * sizes[1] * sizes[2]), keys)
+
+
+# ----------------------------------------------------------------------------
+# a legacy Megatron worker's update: a rank's batch in mini batches
+# ----------------------------------------------------------------------------
+
+UPDATE_FILES = {
+    "actor": ("workers", "actor", "megatron_actor.py"),
+    "critic": ("workers", "critic", "megatron_critic.py"),
+}
+
+
+@dataclass(frozen=True)
+class MiniBatches:
+    """How a legacy Megatron worker's update iterates its rank's batch: in mini batches of the
+    normalized ppo_mini_batch_size (`data.make_iterator(mini_batch_size=...)`), which
+    `DataProto.make_iterator` asserts divide the batch."""
+
+    call: Cite  # the worker's make_iterator(mini_batch_size=...) call
+    check: Cite  # DataProto.make_iterator's assert
+    iterator: ast.FunctionDef  # DataProto.make_iterator, evaluated
+
+
+@lru_cache(maxsize=16)
+def mini_batches(root: str, role: str) -> MiniBatches | None:
+    """The update's mini batch iteration of the role ("actor", "critic"); None where its module has
+    no make_iterator call or DataProto.make_iterator no such assert."""
+    path = os.path.join(root, *UPDATE_FILES[role])
+    tree = parse_file(path)
+    call = next((n for n in ast.walk(tree) if _iterates_mini_batches(n)), None) if tree is not None else None
+    iterator = _data_proto_method(root, "make_iterator")
+    if call is None or iterator is None:
+        return None
+    check = next(
+        (n for n in ast.walk(iterator) if isinstance(n, ast.Assert) and "% mini_batch_size" in ast.unparse(n.test)),
+        None,
+    )
+    if check is None:
+        return None
+    return MiniBatches(Cite(_rel(root, path), call.lineno), Cite("protocol.py", check.lineno), iterator)
+
+
+def _iterates_mini_batches(node) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "make_iterator"
+        and any(k.arg == "mini_batch_size" for k in node.keywords)
+    )
+
+
+def _data_proto_method(root: str, name: str):
+    tree = parse_file(os.path.join(root, "protocol.py"))
+    for node in tree.body if tree is not None else ():
+        if isinstance(node, ast.ClassDef) and node.name == "DataProto":
+            return next((m for m in node.body if isinstance(m, ast.FunctionDef) and m.name == name), None)
+    return None
+
+
+def mini_batch_failure(view, facts: MiniBatches, rows: V, mini: V) -> Failure | None:
+    """What DataProto.make_iterator raises for a batch of `rows` samples in mini batches of `mini`."""
+    ev = Evaluator(view, module="verl.protocol")
+    batch = Obj({"batch_size": V([rows.value], rows.keys)})
+    params = {a.arg: V(UNKNOWN) for a in facts.iterator.args.args}
+    params[facts.iterator.args.args[0].arg] = V(Obj({"batch": V(batch)}))
+    params["mini_batch_size"] = mini
+    ev.run(facts.iterator.body, params)
+    return ev.failures[0] if ev.failures else None
+
+
+# ----------------------------------------------------------------------------
+# a legacy Megatron worker's micro batches
+# ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MicroBatching:
+    """A step of the legacy Megatron actor that runs the pipeline schedule over micro batches: the
+    worker method, the config key of its micro batch size (`data.meta_info["micro_batch_size"]`)
+    and where it sets it."""
+
+    method: str  # compute_log_prob, update_actor
+    key: str
+    at: Cite
+
+
+@lru_cache(maxsize=8)
+def micro_batching(root: str, rel: str) -> tuple:
+    """(MicroBatching, ...) of ActorRolloutRefWorker's log-prob and update steps in the worker
+    module `rel`, when the actor splits a batch by that size and hands the count to Megatron's
+    schedule (megatron_actor.py forward_backward_batch); () otherwise."""
+    actor = parse_file(os.path.join(root, *UPDATE_FILES["actor"]))
+    backward = _function_of(actor, "forward_backward_batch")
+    text = ast.unparse(backward) if backward is not None else ""
+    if "split(micro_batch_size)" not in text or "get_forward_backward_func()" not in text:
+        return ()
+    tree = parse_file(os.path.join(root, rel))
+    cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ActorRolloutRefWorker"), None)
+    methods = _class_methods(tree, cls) if cls is not None else {}
+    out = []
+    for name in ("compute_log_prob", "update_actor"):
+        found = _micro_batch_key(methods.get(name))
+        if found is not None:
+            out.append(MicroBatching(name, found[0], Cite(rel, found[1])))
+    return tuple(out)
+
+
+def _function_of(tree, name: str):
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return node
+    return None
+
+
+def _micro_batch_key(method):
+    """(config key, line) of `data.meta_info["micro_batch_size"] = self.config.x.y` in a worker method
+    (directly or through a local name)."""
+    names: dict = {}
+    for node in ast.walk(method) if method is not None else ():
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        target, value = node.targets[0], node.value
+        if isinstance(target, ast.Name):
+            names[target.id] = value
+        elif ast.unparse(target).endswith('meta_info["micro_batch_size"]') or ast.unparse(target).endswith(
+            "meta_info['micro_batch_size']"
+        ):
+            value = names.get(value.id, value) if isinstance(value, ast.Name) else value
+            text = ast.unparse(value)
+            if text.startswith("self.config."):
+                return f"{ARF}.{text[len('self.config.'):]}", node.lineno
+    return None
+
+
+# ----------------------------------------------------------------------------
+# the Megatron engine's per-token loss
+# ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PerTokenLoss:
+    """The Megatron engine's checks on a micro batch's loss when Megatron computes it per token
+    (`if self.tf_config.calculate_per_token_loss and loss_function is not None:` in
+    `postprocess_micro_batch_func`, workers/engine/megatron/transformer_impl.py)."""
+
+    block: ast.If
+    at: Cite
+
+
+@lru_cache(maxsize=8)
+def per_token_loss(root: str) -> PerTokenLoss | None:
+    """The engine's per-token loss block; None where the version's engine has none that raises."""
+    path = os.path.join(root, "workers", "engine", "megatron", "transformer_impl.py")
+    tree = parse_file(path)
+    funcs = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)] if tree is not None else []
+    blocks = [ast.walk(f) for f in funcs if f.name == "postprocess_micro_batch_func"]
+    for node in (n for walk in blocks for n in walk):
+        if (
+            isinstance(node, ast.If)
+            and "calculate_per_token_loss" in ast.unparse(node.test)
+            and any(isinstance(n, ast.Raise) for n in ast.walk(node))
+        ):
+            return PerTokenLoss(node, Cite(_rel(root, path), node.lineno))
+    return None
+
+
+def per_token_loss_failure(view, facts: PerTokenLoss, section: str) -> Failure | None:
+    """What the block raises for the section's training loss (its config `loss_function` is bound
+    to, its engine config) with Megatron computing the loss per token."""
+    ev = Evaluator(view, module="verl.workers.engine.megatron.transformer_impl")
+    tf_config = Obj({"calculate_per_token_loss": True}, complete=False)
+    me = Obj({"tf_config": V(tf_config), "engine_config": V(Node(ev, f"{section}.megatron"))}, complete=False)
+    loss_function = Obj({"keywords": {"config": Node(ev, section)}}, complete=False)
+    params = {"self": V(me), "loss_function": V(loss_function), "forward_only": V(False)}
+    ev.run([facts.block], {**{n: V(UNKNOWN) for n in ("data", "output", "local_cp_size")}, **params})
+    return ev.failures[0] if ev.failures else None
