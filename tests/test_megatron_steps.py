@@ -133,7 +133,7 @@ PER_TOKEN = f"+{ARF}.actor.megatron.override_transformer_config.calculate_per_to
 def test_seq_mean_token_mean_with_a_per_token_loss(capsys, tmp_path):
     got = findings(capsys, tmp_path, "0.9.0", [*ENGINE, SEQ_MEAN, CP2], "per-token-loss")
     assert [(f["key"], f["severity"]) for f in got] == [(f"{ARF}.actor.loss_agg_mode", "warning")]
-    assert "assuming Megatron-Bridge" in got[0]["message"] and "transformer_impl.py:1447" in got[0]["message"]
+    assert "if Megatron-Bridge turns calculate_per_token_loss on" in got[0]["message"] and "transformer_impl.py:1447" in got[0]["message"]
     got = findings(capsys, tmp_path, "0.9.0", [*ENGINE, SEQ_MEAN, PER_TOKEN], "per-token-loss")
     assert [(f["key"], f["severity"]) for f in got] == [(f"{ARF}.actor.loss_agg_mode", "error")]
     dynamic = f"{ARF}.actor.megatron.dynamic_context_parallel=True"

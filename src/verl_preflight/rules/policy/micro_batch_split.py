@@ -70,7 +70,7 @@ STEP_SWITCHES = {
     "compute_log_prob": f"{ARF}.rollout.log_prob_use_dynamic_bsz",
     "update_actor": f"{ARF}.actor.use_dynamic_bsz",
 }
-STEP_NAMES = {"compute_log_prob": "log-prob step", "update_actor": "update (a mini batch)"}
+STEP_NAMES = {"compute_log_prob": "log-prob step", "update_actor": "update of a mini batch"}
 DEPRECATED = ("ppo_micro_batch_size", "log_prob_micro_batch_size", "forward_micro_batch_size")
 USED_WHEN_STATIC = ("log_prob_micro_batch_size_per_gpu", "forward_micro_batch_size_per_gpu")
 
@@ -209,11 +209,12 @@ class MicroBatchSplit(Rule):
             if failure is None:
                 continue
             where = stack.names("megatron-core")
+            said = failure.text.split(". ")[0]
             text = (
-                f"with a virtual pipeline (PP {pp} x VPP {vpp}) verl {version}'s {STEP_NAMES[step.method]} hands "
-                f"Megatron {count} micro batch{'es' if count != 1 else ''} per rank ({rows} samples / "
-                f"{step.key.rsplit('.', 1)[-1]} {micro}, {step.at}); megatron-core's interleaved schedule refuses "
-                f"them ({failure.kind} at megatron/{failure.path}:{failure.line} on {where}): {failure.text}"
+                f"verl {version}'s {STEP_NAMES[step.method]} hands Megatron {count} micro batch"
+                f"{'es' if count != 1 else ''} a rank ({rows} samples / {step.key.rsplit('.', 1)[-1]} {micro}); the "
+                f"interleaved schedule (PP {pp} x VPP {vpp}) of {where} refuses it (schedules.py:{failure.line}, "
+                f"{failure.kind}): {said}"
             )
             at_most = "warning" if stack.assumed("megatron-core") else None
             out.append(self.related(view, step.key, text, (f"{section}.{VPP}",), at_most))

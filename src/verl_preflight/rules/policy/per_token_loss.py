@@ -77,18 +77,17 @@ class PerTokenLoss(Rule):
         order = {s.key: i for i, s in enumerate(view.settings)}
         set_here = [k for k in failure.own if k in order]
         key = max(set_here, key=order.__getitem__) if set_here else (failure.own[0] if failure.own else CP)
+        said = failure.text.split(". ")[0]
+        cite = f"verl {version} {failure.path.rsplit('/', 1)[-1]}:{failure.line}"
+        raises = f"raises {failure.kind} at the first update ({cite})"
         if certain:
-            why, at_most = f"with {SWITCH.split('.', 2)[-1]}=True", None
+            text, at_most = f"with the per-token loss on, the Megatron engine {raises}: {said}", None
         else:
-            why = (
-                f"assuming Megatron-Bridge turns calculate_per_token_loss on at context parallel {cp} (its "
-                "Qwen3.5 / Qwen3-VL providers do; a stack this tool cannot read)"
+            text = (
+                f"if Megatron-Bridge turns calculate_per_token_loss on at CP {cp} (as for Qwen3.5), the engine "
+                f"{raises}: {said}"
             )
             at_most = "warning"
-        text = (
-            f"{why}, verl {version}'s Megatron engine refuses the actor's loss at its first update "
-            f"({failure.kind} at {failure.path}:{failure.line}): {failure.text.split('. ')[0]}"
-        )
         finding = self.finding(view.where(key), text, key, at_most=at_most)
         others = [k for k in (SWITCH, CP) if k != key and view.setting(k) is not None]
         return [finding.with_related((view.where(k), k) for k in others)]
