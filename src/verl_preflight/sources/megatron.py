@@ -19,6 +19,7 @@ import importlib.util
 import json
 import os
 import re
+import zipfile
 from functools import lru_cache
 from importlib import resources
 
@@ -127,6 +128,27 @@ def _installed_tree() -> str | None:
         if os.path.isfile(os.path.join(parent, *SOURCE_FILES[1])):
             return parent
     return None
+
+
+@lru_cache(maxsize=16)
+def megatron_file(version: str, parts: tuple) -> ast.Module | None:
+    """A source file of megatron-core `version` (parts: ("megatron", "core", ...)), read with `ast`:
+    the installed package's when it is that version, else the release's wheel in
+    $VERL_PREFLIGHT_WHEELS/megatron-core (the wheels `make setup` downloads); None when neither is here."""
+    wanted = normalize_version(version)
+    root = _installed_tree()
+    if root and installed_megatron_version() == wanted:
+        return parse_file(os.path.join(root, *parts))
+    folder = os.path.join(os.environ.get("VERL_PREFLIGHT_WHEELS") or "", "megatron-core")
+    names = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+    wheel = next((n for n in names if n.startswith(f"megatron_core-{wanted}-") and n.endswith(".whl")), None)
+    if wheel is None:
+        return None
+    try:
+        with zipfile.ZipFile(os.path.join(folder, wheel)) as zf:
+            return ast.parse(zf.read("/".join(parts)).decode("utf-8"))
+    except (OSError, KeyError, SyntaxError, ValueError, zipfile.BadZipFile):
+        return None
 
 
 def _version_key(version: str) -> tuple:

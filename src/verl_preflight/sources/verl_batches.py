@@ -31,17 +31,9 @@ from functools import lru_cache
 
 from ._pyast import parse_file
 from ._pyeval import UNKNOWN, Assigned, Evaluator, Failure, Node, Obj, V
-from .verl_lengths import Cite, _class_methods, _config_test, _parents, _rel
+from .verl_lengths import Cite, _class_methods, _config_test, _parents, _rel, given, verl_imports, world_size
 
 ARF = "actor_rollout_ref"
-WORLD_KEYS = ("trainer.nnodes", "trainer.n_gpus_per_node")
-
-
-def _world(view):
-    nnodes, per_node = view.int_value("trainer.nnodes"), view.int_value("trainer.n_gpus_per_node")
-    if not nnodes or not per_node:
-        return V(UNKNOWN)
-    return V(nnodes * per_node, WORLD_KEYS)
 
 
 # ----------------------------------------------------------------------------
@@ -106,31 +98,31 @@ class Normalized:
     assigned: list[Assigned] = field(default_factory=list)
 
 
-def _initialize(ev: Evaluator, node: ast.Call) -> V:
-    """`mpu.initialize_model_parallel(...)`: remember the layout the worker asks for."""
-    sizes = {}
-    for kw in node.keywords:
-        if kw.arg in ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size"):
-            sizes[kw.arg] = ev._eval(kw.value)
-    ev.model_parallel = sizes
-    return V(None)
+class _Layout:
+    """The calls of a worker constructor that decide its layout: `mpu.initialize_model_parallel`
+    (the sizes it asks for, remembered) and `mpu.get_data_parallel_world_size` (world // them)."""
 
+    SIZES = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size")
 
-def _data_parallel(world: V):
-    def dp(ev: Evaluator, node: ast.Call) -> V:
-        sizes = getattr(ev, "model_parallel", None)
-        if not sizes or world.value is UNKNOWN:
+    def __init__(self, world: V, sizes: dict | None = None):
+        self.world = world
+        self.sizes = sizes
+
+    def initialize(self, ev: Evaluator, args: list, kwargs: dict) -> V:
+        self.sizes = {k: v for k, v in kwargs.items() if k in self.SIZES}
+        return V(None)
+
+    def data_parallel(self, ev: Evaluator, args: list, kwargs: dict) -> V:
+        if not self.sizes or self.world.value is UNKNOWN:
             return V(UNKNOWN)
-        product, keys = 1, list(world.keys)
-        for name in ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size"):
-            v = sizes.get(name, V(1))
+        product, keys = 1, list(self.world.keys)
+        for name in self.SIZES:
+            v = self.sizes.get(name, V(1))
             if not isinstance(v.value, int) or isinstance(v.value, bool) or v.value < 1:
                 return V(UNKNOWN)
             product *= v.value
             keys.extend(k for k in v.keys if k not in keys)
-        return V(world.value // product, tuple(keys))
-
-    return dp
+        return V(self.world.value // product, tuple(keys))
 
 
 def _init_of(tree: ast.Module, class_name: str):
@@ -145,7 +137,7 @@ def normalization(view, root: str, roles: list[tuple[str, str, str, str]]) -> li
     class name, config prefix, role argument) with the worker module chosen by the section's
     strategy; a worker whose launch runs the engine workers is skipped."""
     out = []
-    world = _world(view)
+    world = world_size(view)
     for label, class_name, prefix, role in roles:
         section = prefix if prefix == "critic" else f"{ARF}.actor"
         rel = legacy_workers(view, root, view.value(f"{section}.strategy"))
@@ -157,12 +149,13 @@ def normalization(view, root: str, roles: list[tuple[str, str, str, str]]) -> li
         cls, init = _init_of(tree, class_name)
         if init is None:
             continue
+        layout = _Layout(world)
         calls = {
             "torch.distributed.is_initialized": False,
-            "torch.distributed.get_world_size": lambda ev, node: world,
-            "self.device_mesh.size": lambda ev, node: world,
-            "mpu.initialize_model_parallel": _initialize,
-            "mpu.get_data_parallel_world_size": _data_parallel(world),
+            "torch.distributed.get_world_size": given(world),
+            "self.device_mesh.size": given(world),
+            "mpu.initialize_model_parallel": layout.initialize,
+            "mpu.get_data_parallel_world_size": layout.data_parallel,
         }
         ev = Evaluator(view, calls=calls)
         params = {}
@@ -246,7 +239,7 @@ def trainer_mini_batch(view, root: str) -> V:
         if isinstance(sub, ast.Call):
             for kw in sub.keywords:
                 if kw.arg == "mini_batch_size":
-                    return ev._eval(kw.value)
+                    return ev.value(kw.value, ev.scope)
     return V(UNKNOWN)
 
 
@@ -267,20 +260,16 @@ def engine_data_parallel(view, root: str, section: str) -> V:
     func = _engine_function(root, sub, "get_data_parallel_size")
     if func is None:
         return V(UNKNOWN)
-    world = _world(view)
+    world = world_size(view)
     engine_key = f"{section}.megatron" if sub == "megatron" else f"{section}.fsdp_config"
     from ..layout import ulysses_size
 
     sp, sp_key = ulysses_size(view, section)
     ev = Evaluator(view)
-    mp = {
-        k: ev.config(f"{section}.megatron.{k}")
-        for k in ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size")
-    }
-    ev.model_parallel = mp
+    layout = _Layout(world, {k: ev.config(f"{section}.megatron.{k}") for k in _Layout.SIZES})
     ev.calls = {
-        "torch.distributed.get_world_size": lambda e, n: world,
-        "mpu.get_data_parallel_world_size": _data_parallel(world),
+        "torch.distributed.get_world_size": given(world),
+        "mpu.get_data_parallel_world_size": layout.data_parallel,
     }
     me = Obj(
         {
@@ -288,7 +277,7 @@ def engine_data_parallel(view, root: str, section: str) -> V:
             "ulysses_sequence_parallel_size": V(sp if sp is not None else UNKNOWN, (sp_key,)),
         }
     )
-    return ev.call_function(func, {func.args.args[0].arg: V(me)})
+    return ev.returned(func, {func.args.args[0].arg: V(me)})
 
 
 # ----------------------------------------------------------------------------
@@ -350,21 +339,26 @@ def _async_mode_sites(root: str) -> tuple:
     return tuple(sorted(out, key=lambda t: t[0]))
 
 
+def _trainer_scope(ev: Evaluator) -> dict:
+    """The names of a trainer method: `self` (its config the launch's) and `config`."""
+    me = Obj({"config": V(Node(ev, ""))}, pinned=frozenset({"config"}))
+    return ev.bind_scope({"self": V(me), "config": V(Node(ev, ""))})
+
+
 def _async_mode(view, root: str):
     """The trainer's `self.async_rollout_mode`, from its assignments and the `if` tests around them."""
     value = UNKNOWN
     for _, expr, tests in _async_mode_sites(root):
         ev = Evaluator(view)
-        me = Obj({"config": V(Node(ev, ""))}, pinned=frozenset({"config"}))
-        ev.locals = {"self": V(me), "config": V(Node(ev, ""))}
+        scope = _trainer_scope(ev)
         holds = True
         for test in tests:
-            truth = ev._truth(ev._eval(test))
+            truth = ev.truth(test, scope)
             if truth is UNKNOWN:
                 return UNKNOWN
             holds = holds and truth
         if holds:
-            value = ev._eval(expr).value
+            value = ev.value(expr, scope).value
     return value
 
 
@@ -373,13 +367,7 @@ def _enum_constants(root: str, tree: ast.Module) -> dict:
     """{class name: Obj of its constant attributes} for the enum classes the module imports
     from verl (`AdvantageEstimator.REMAX` is "remax")."""
     out = {}
-    for node in tree.body:
-        if not isinstance(node, ast.ImportFrom) or not (node.module or "").startswith("verl."):
-            continue
-        base = os.path.join(root, *node.module.split(".")[1:])
-        mod = parse_file(base + ".py") or parse_file(os.path.join(base, "__init__.py"))
-        if mod is None:
-            continue
+    for node, mod, _ in verl_imports(root, tree):
         classes = {c.name: c for c in mod.body if isinstance(c, ast.ClassDef)}
         for alias in node.names:
             cls = classes.get(alias.name)
@@ -418,8 +406,8 @@ def generation_split(view, root: str) -> Split | None:
     async_mode = _async_mode(view, root)
     ev = Evaluator(view)
     me = Obj({"config": V(Node(ev, "")), "async_rollout_mode": V(async_mode)}, pinned=frozenset({"config"}))
-    ev.locals = {"self": V(me), **_enum_constants(root, tree)}
-    found = _walk_rows(ev, fit.body, train)
+    scope = ev.bind_scope({"self": V(me), **_enum_constants(root, tree)})
+    found = _walk_rows(ev, scope, fit.body, train)
     if found is None:
         return None
     owner, rows, line = found
@@ -442,39 +430,35 @@ def _fit(root: str):
     return None
 
 
-def _walk_rows(ev: Evaluator, body: list, train: int):
+def _walk_rows(ev: Evaluator, scope: dict, body: list, train: int):
     """(owner, rows, line) of the first generate_sequences call reached, following `if` tests the
     evaluator decides; None when one it cannot decide stands in the way."""
     for stmt in body:
         call = _generate_call(stmt)
         if call is not None:
             arg = call.args[0]
-            rows = ev.locals.get(arg.id) if isinstance(arg, ast.Name) else None
-            if rows is None or not isinstance(rows.value, _Rows):
+            rows = scope.get(arg.id) if isinstance(arg, ast.Name) else None
+            if not isinstance(rows, _Rows):
                 return None
-            return ast.unparse(call.func.value), rows.value.n, call.lineno
+            return ast.unparse(call.func.value), rows.n, call.lineno
         target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
         if isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
             target = stmt.target
         if isinstance(target, ast.Name):
-            rows = _rows_of(ev, stmt.value, train)
-            ev.locals[target.id] = V(_Rows(rows)) if rows is not None else ev._eval(stmt.value)
+            rows = _rows_of(ev, scope, stmt.value, train)
+            ev.let(scope, target.id, V(_Rows(rows)) if rows is not None else ev.value(stmt.value, scope))
         elif isinstance(stmt, ast.If):
-            truth = ev._truth(ev._eval(stmt.test))
+            truth = ev.truth(stmt.test, scope)
             if truth is UNKNOWN:
                 if _contains_generate(stmt):
                     return None
-                ev._havoc([stmt])
+                ev.havoc([stmt], scope, ev.module)
                 continue
-            found = _walk_rows(ev, stmt.body if truth else stmt.orelse, train)
+            found = _walk_rows(ev, scope, stmt.body if truth else stmt.orelse, train)
             if found is not None:
                 return found
-        elif isinstance(stmt, ast.For | ast.With | ast.While):
-            found = _walk_rows(ev, stmt.body, train)
-            if found is not None:
-                return found
-        elif isinstance(stmt, ast.Try):
-            found = _walk_rows(ev, stmt.body, train)
+        elif isinstance(stmt, ast.For | ast.With | ast.While | ast.Try):
+            found = _walk_rows(ev, scope, stmt.body, train)
             if found is not None:
                 return found
     return None
@@ -499,11 +483,11 @@ def _contains_generate(node) -> bool:
     )
 
 
-def _rows_of(ev: Evaluator, expr: ast.expr, train: int):
+def _rows_of(ev: Evaluator, scope: dict, expr: ast.expr, train: int):
     """Rows of a DataProto expression of the trainer's step, or None when it is not one."""
     if isinstance(expr, ast.Name):
-        v = ev.locals.get(expr.id)
-        return v.value.n if v is not None and isinstance(v.value, _Rows) else None
+        v = scope.get(expr.id)
+        return v.n if isinstance(v, _Rows) else None
     if not isinstance(expr, ast.Call):
         return None
     func = expr.func
@@ -511,17 +495,17 @@ def _rows_of(ev: Evaluator, expr: ast.expr, train: int):
     if name.endswith("from_single_dict"):
         return train
     if isinstance(func, ast.Attribute) and func.attr == "repeat":
-        base = _rows_of(ev, func.value, train)
+        base = _rows_of(ev, scope, func.value, train)
         times = next((k.value for k in expr.keywords if k.arg == "repeat_times"), expr.args[0] if expr.args else None)
-        n = ev._eval(times).value if times is not None else UNKNOWN
+        n = ev.value(times, scope).value if times is not None else UNKNOWN
         return base * n if base is not None and isinstance(n, int) and not isinstance(n, bool) else None
     if isinstance(func, ast.Attribute) and func.attr in ("slice", "select", "pop"):
-        return _rows_of(ev, func.value, train)
+        return _rows_of(ev, scope, func.value, train)
     if name.endswith("concat") and expr.args and isinstance(expr.args[0], ast.List):
-        parts = [_rows_of(ev, e, train) for e in expr.args[0].elts]
+        parts = [_rows_of(ev, scope, e, train) for e in expr.args[0].elts]
         return sum(parts) if parts and None not in parts else None
     if "gen_batch" in name and len(expr.args) == 1:  # self._get_gen_batch(batch): the same rows
-        return _rows_of(ev, expr.args[0], train)
+        return _rows_of(ev, scope, expr.args[0], train)
     return None
 
 
@@ -613,10 +597,9 @@ def _validated(view, root: str) -> Cite | None:
         return None
     cite, tests = site
     ev = Evaluator(view)
-    me = Obj({"config": V(Node(ev, ""))}, pinned=frozenset({"config"}))
-    ev.locals = {"self": V(me), "config": V(Node(ev, ""))}
+    scope = _trainer_scope(ev)
     for test, in_body in tests:
-        truth = ev._truth(ev._eval(test))
+        truth = ev.truth(test, scope)
         if truth is UNKNOWN or bool(truth) != in_body:
             return None
     return cite
@@ -626,23 +609,16 @@ def training_split(view, root: str) -> TrainSplit | None:
     """How the actor's training batches (train_batch_size x rollout.n rows) are split over ranks."""
     section = f"{ARF}.actor"
     validated = _validated(view, root)
-    world = _world(view)
+    world = world_size(view)
     rel = legacy_workers(view, root, view.value(f"{section}.strategy"))
     check, env = _chunk_assert(root)
     if rel is not None:
         if check is None:
             return None
         if view.value(f"{section}.strategy") == "megatron":
-            sizes = [
-                view.int_value(f"{section}.megatron.{k}")
-                for k in ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size")
-            ]
-            if world.value is UNKNOWN or None in sizes or min(sizes) < 1:
+            ranks = megatron_ranks(view, section)
+            if ranks is None:
                 return None
-            if world.value % (sizes[0] * sizes[1] * sizes[2]):
-                return None  # the layout does not divide the world: the parallelism rule says so
-            keys = (*world.keys, *(f"{section}.megatron.{k}" for k in ("tensor_model_parallel_size",)))
-            ranks = V(world.value // (sizes[0] * sizes[1] * sizes[2]), keys)
         else:
             ranks = world
         return TrainSplit(ranks, check, env, validated)
@@ -650,3 +626,192 @@ def training_split(view, root: str) -> TrainSplit | None:
     if td is None:
         return None
     return TrainSplit(engine_data_parallel(view, root, section), td, None, validated)
+
+
+def megatron_ranks(view, section: str) -> V | None:
+    """The data-parallel ranks of a section's legacy Megatron worker: world // (TP x PP x CP); None
+    when a size is not known or the layout does not divide the world (the parallelism rule's)."""
+    world = world_size(view)
+    sizes = [view.int_value(f"{section}.megatron.{k}") for k in _Layout.SIZES]
+    if world.value is UNKNOWN or None in sizes or min(sizes) < 1:
+        return None
+    if world.value % (sizes[0] * sizes[1] * sizes[2]):
+        return None
+    keys = (*world.keys, *(f"{section}.megatron.{k}" for k in ("tensor_model_parallel_size",)))
+    return V(world.value // (sizes[0] * sizes[1] * sizes[2]), keys)
+
+
+# ----------------------------------------------------------------------------
+# a legacy Megatron worker's update: a rank's batch in mini batches
+# ----------------------------------------------------------------------------
+
+UPDATE_FILES = {
+    "actor": ("workers", "actor", "megatron_actor.py"),
+    "critic": ("workers", "critic", "megatron_critic.py"),
+}
+
+
+@dataclass(frozen=True)
+class MiniBatches:
+    """How a legacy Megatron worker's update iterates its rank's batch: in mini batches of the
+    normalized ppo_mini_batch_size (`data.make_iterator(mini_batch_size=...)`), which
+    `DataProto.make_iterator` asserts divide the batch."""
+
+    call: Cite  # the worker's make_iterator(mini_batch_size=...) call
+    check: Cite  # DataProto.make_iterator's assert
+    iterator: ast.FunctionDef  # DataProto.make_iterator, evaluated
+
+
+@lru_cache(maxsize=16)
+def mini_batches(root: str, role: str) -> MiniBatches | None:
+    """The update's mini batch iteration of the role ("actor", "critic"); None where its module has
+    no make_iterator call or DataProto.make_iterator no such assert."""
+    path = os.path.join(root, *UPDATE_FILES[role])
+    tree = parse_file(path)
+    call = next((n for n in ast.walk(tree) if _iterates_mini_batches(n)), None) if tree is not None else None
+    iterator = _data_proto_method(root, "make_iterator")
+    if call is None or iterator is None:
+        return None
+    check = next(
+        (n for n in ast.walk(iterator) if isinstance(n, ast.Assert) and "% mini_batch_size" in ast.unparse(n.test)),
+        None,
+    )
+    if check is None:
+        return None
+    return MiniBatches(Cite(_rel(root, path), call.lineno), Cite("protocol.py", check.lineno), iterator)
+
+
+def _iterates_mini_batches(node) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "make_iterator"
+        and any(k.arg == "mini_batch_size" for k in node.keywords)
+    )
+
+
+def _data_proto_method(root: str, name: str):
+    tree = parse_file(os.path.join(root, "protocol.py"))
+    for node in tree.body if tree is not None else ():
+        if isinstance(node, ast.ClassDef) and node.name == "DataProto":
+            return next((m for m in node.body if isinstance(m, ast.FunctionDef) and m.name == name), None)
+    return None
+
+
+def mini_batch_failure(view, facts: MiniBatches, rows: V, mini: V) -> Failure | None:
+    """What DataProto.make_iterator raises for a batch of `rows` samples in mini batches of `mini`."""
+    ev = Evaluator(view, module="verl.protocol")
+    batch = Obj({"batch_size": V([rows.value], rows.keys)})
+    params = {a.arg: V(UNKNOWN) for a in facts.iterator.args.args}
+    params[facts.iterator.args.args[0].arg] = V(Obj({"batch": V(batch)}))
+    params["mini_batch_size"] = mini
+    ev.run(facts.iterator.body, params)
+    return ev.failures[0] if ev.failures else None
+
+
+# ----------------------------------------------------------------------------
+# a legacy Megatron worker's micro batches
+# ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MicroBatching:
+    """A step of the legacy Megatron actor that runs the pipeline schedule over micro batches: the
+    worker method, the config key of its micro batch size (`data.meta_info["micro_batch_size"]`)
+    and where it sets it."""
+
+    method: str  # compute_log_prob, update_actor
+    key: str
+    at: Cite
+
+
+@lru_cache(maxsize=8)
+def micro_batching(root: str, rel: str) -> tuple:
+    """(MicroBatching, ...) of ActorRolloutRefWorker's log-prob and update steps in the worker
+    module `rel`, when the actor splits a batch by that size and hands the count to Megatron's
+    schedule (megatron_actor.py forward_backward_batch); () otherwise."""
+    actor = parse_file(os.path.join(root, *UPDATE_FILES["actor"]))
+    backward = _function_of(actor, "forward_backward_batch")
+    text = ast.unparse(backward) if backward is not None else ""
+    if "split(micro_batch_size)" not in text or "get_forward_backward_func()" not in text:
+        return ()
+    tree = parse_file(os.path.join(root, rel))
+    cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ActorRolloutRefWorker"), None)
+    methods = _class_methods(tree, cls) if cls is not None else {}
+    out = []
+    for name in ("compute_log_prob", "update_actor"):
+        found = _micro_batch_key(methods.get(name))
+        if found is not None:
+            out.append(MicroBatching(name, found[0], Cite(rel, found[1])))
+    return tuple(out)
+
+
+def _function_of(tree, name: str):
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return node
+    return None
+
+
+def _micro_batch_key(method):
+    """(config key, line) of `data.meta_info["micro_batch_size"] = self.config.x.y` in a worker method
+    (directly or through a local name)."""
+    names: dict = {}
+    for node in ast.walk(method) if method is not None else ():
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        target, value = node.targets[0], node.value
+        if isinstance(target, ast.Name):
+            names[target.id] = value
+        elif ast.unparse(target).endswith('meta_info["micro_batch_size"]') or ast.unparse(target).endswith(
+            "meta_info['micro_batch_size']"
+        ):
+            value = names.get(value.id, value) if isinstance(value, ast.Name) else value
+            text = ast.unparse(value)
+            if text.startswith("self.config."):
+                return f"{ARF}.{text[len('self.config.'):]}", node.lineno
+    return None
+
+
+# ----------------------------------------------------------------------------
+# the Megatron engine's per-token loss
+# ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PerTokenLoss:
+    """The Megatron engine's checks on a micro batch's loss when Megatron computes it per token
+    (`if self.tf_config.calculate_per_token_loss and loss_function is not None:` in
+    `postprocess_micro_batch_func`, workers/engine/megatron/transformer_impl.py)."""
+
+    block: ast.If
+    at: Cite
+
+
+@lru_cache(maxsize=8)
+def per_token_loss(root: str) -> PerTokenLoss | None:
+    """The engine's per-token loss block; None where the version's engine has none that raises."""
+    path = os.path.join(root, "workers", "engine", "megatron", "transformer_impl.py")
+    tree = parse_file(path)
+    funcs = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)] if tree is not None else []
+    blocks = [ast.walk(f) for f in funcs if f.name == "postprocess_micro_batch_func"]
+    for node in (n for walk in blocks for n in walk):
+        if (
+            isinstance(node, ast.If)
+            and "calculate_per_token_loss" in ast.unparse(node.test)
+            and any(isinstance(n, ast.Raise) for n in ast.walk(node))
+        ):
+            return PerTokenLoss(node, Cite(_rel(root, path), node.lineno))
+    return None
+
+
+def per_token_loss_failure(view, facts: PerTokenLoss, section: str) -> Failure | None:
+    """What the block raises for the section's training loss (its config `loss_function` is bound
+    to, its engine config) with Megatron computing the loss per token."""
+    ev = Evaluator(view, module="verl.workers.engine.megatron.transformer_impl")
+    tf_config = Obj({"calculate_per_token_loss": True}, complete=False)
+    me = Obj({"tf_config": V(tf_config), "engine_config": V(Node(ev, f"{section}.megatron"))}, complete=False)
+    loss_function = Obj({"keywords": {"config": Node(ev, section)}}, complete=False)
+    params = {"self": V(me), "loss_function": V(loss_function), "forward_only": V(False)}
+    ev.run([facts.block], {**{n: V(UNKNOWN) for n in ("data", "output", "local_cp_size")}, **params})
+    return ev.failures[0] if ev.failures else None

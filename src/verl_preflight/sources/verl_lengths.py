@@ -258,7 +258,7 @@ class EngineArgs:
 def hf_config(max_position_embeddings, rope_scaling, known: bool) -> Obj:
     """The model's config as verl's code reads it (`getattr(hf_config, ...)`): unknown parts unknown."""
     if not known:
-        return Obj({n: V(UNKNOWN) for n in ("max_position_embeddings", "rope_scaling", "text_config", "llm_config")})
+        return Obj(complete=False)
     attrs = {"rope_scaling": V(rope_scaling, (MODEL_KEY,))}
     mpe = UNKNOWN if max_position_embeddings is None else max_position_embeddings
     attrs["max_position_embeddings"] = V(mpe, (MODEL_KEY,))
@@ -321,16 +321,22 @@ def _prefix_for(func: ast.AST, param: str) -> str:
     return ROLLOUT
 
 
-def _module_functions(root: str, tree: ast.Module) -> dict:
-    """verl's own functions the module imports by name (`from verl.x import f`), as defs."""
-    out = {}
+def verl_imports(root: str, tree: ast.Module):
+    """(import statement, module tree, module path without `.py`) of each `from verl.x import ...`
+    at the top of a module, for the modules found in the package at `root`."""
     for node in tree.body:
         if not isinstance(node, ast.ImportFrom) or not (node.module or "").startswith("verl."):
             continue
         base = os.path.join(root, *node.module.split(".")[1:])
         mod = parse_file(base + ".py") or parse_file(os.path.join(base, "__init__.py"))
-        if mod is None:
-            continue
+        if mod is not None:
+            yield node, mod, base
+
+
+def _module_functions(root: str, tree: ast.Module) -> dict:
+    """verl's own functions the module imports by name (`from verl.x import f`), as defs."""
+    out = {}
+    for node, mod, base in verl_imports(root, tree):
         defs = {n.name: n for n in mod.body if isinstance(n, ast.FunctionDef)}
         for d in defs.values():
             d._verl_path = _rel(root, base + ".py") if os.path.isfile(base + ".py") else _rel(root, base)
@@ -364,14 +370,16 @@ def _run_engine(view, root, path, tree, cls, method, site, hf: Obj) -> EngineArg
     rel = _rel(root, path)
     methods, functions = _engine_parts(root, path, tree, cls)
     init = methods.get("__init__")
+    module = "verl." + rel[: -len(".py")].replace("/", ".")
     ev = Evaluator(
         view,
-        calls={"torch.distributed.get_world_size": _world(view), "torch.distributed.is_initialized": False},
+        calls={"torch.distributed.get_world_size": given(world_size(view)), "torch.distributed.is_initialized": False},
         functions=functions,
+        module=module,
+        capture={site},
     )
-    ev.capture = {site}
     model = Obj({"hf_config": V(hf)}, pinned=frozenset({"hf_config"}))
-    me = Obj({"model_config": V(model)}, pinned=frozenset({"config", "model_config"}), methods=methods)
+    me = Obj({"model_config": V(model)}, pinned=frozenset({"config", "model_config"}), methods=methods, module=module)
 
     def bind(func) -> dict:
         params = {}
@@ -392,7 +400,7 @@ def _run_engine(view, root, path, tree, cls, method, site, hf: Obj) -> EngineArg
     if init is not None:
         params = bind(init)
         if "config" in params:
-            me.attrs["config"] = params["config"]
+            me.set("config", params["config"])
         ev.run(init.body, params)
     if not ev.failures and site not in ev.captured and method is not init:
         ev.run(method.body, bind(method))
@@ -450,11 +458,14 @@ def _engine_value(v: V | None) -> V:
     return v
 
 
-def _world(view):
-    def world(ev, node):
-        nnodes, per_node = view.int_value("trainer.nnodes"), view.int_value("trainer.n_gpus_per_node")
-        if not nnodes or not per_node:
-            return V(UNKNOWN)
-        return V(nnodes * per_node, ("trainer.nnodes", "trainer.n_gpus_per_node"))
+def world_size(view) -> V:
+    """The launch's number of GPUs (trainer.nnodes x trainer.n_gpus_per_node) and its keys."""
+    nnodes, per_node = view.int_value("trainer.nnodes"), view.int_value("trainer.n_gpus_per_node")
+    if not nnodes or not per_node:
+        return V(UNKNOWN)
+    return V(nnodes * per_node, ("trainer.nnodes", "trainer.n_gpus_per_node"))
 
-    return world
+
+def given(value: V):
+    """A call whose value the launch decides (the world size), whatever its arguments."""
+    return lambda ev, args, kwargs: value

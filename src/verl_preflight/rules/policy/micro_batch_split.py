@@ -12,7 +12,14 @@ verl code for it (sources/verl_batches.py):
   batch size is set, with dynamic batch size on or off. The constructors are
   run over the launch's config: a failing assert, a division by zero, or a
   log-prob / forward micro batch that normalization makes 0 (used when that
-  section's dynamic batch size is off) is an error. Left to verl's driver-side
+  section's dynamic batch size is off) is an error. Megatron workers then
+  iterate a data-parallel rank's batch (train_batch_size x rollout.n / DP) in
+  normalized mini batches at the first update, which `DataProto.make_iterator`
+  asserts divide it (run); and with a virtual pipeline each step's micro batches
+  per rank (the log-prob batch / log_prob_micro_batch_size_per_gpu, a mini batch
+  / ppo_micro_batch_size_per_gpu) go to Megatron-Core's interleaved schedule,
+  whose checks are run from the megatron-core release the stack names (a
+  warning when the release is the default, not named). Left to verl's driver-side
   validate_config, which fails first (the `verl-check` rule): with dynamic batch
   size off, an assert that reads no normalized value, and a division by zero from
   a deprecated micro batch size (validate_config asserts micro x SP >= GPUs).
@@ -28,11 +35,16 @@ verl code for it (sources/verl_batches.py):
 from __future__ import annotations
 
 from ... import layout as lay
-from ...sources._pyeval import UNKNOWN
+from ...sources._pyeval import UNKNOWN, V
+from ...sources.megatron_schedule import interleaved_failure, schedule
 from ...sources.verl_batches import (
     engine_asserts,
     engine_data_parallel,
     legacy_workers,
+    megatron_ranks,
+    micro_batching,
+    mini_batch_failure,
+    mini_batches,
     normalization,
     trainer_mini_batch,
 )
@@ -52,6 +64,13 @@ SWITCHES = (
     (f"{ARF}.actor.", f"{ARF}.actor.use_dynamic_bsz"),
     ("critic.", "critic.use_dynamic_bsz"),
 )
+UPDATE_ROLES = {"actor/rollout": "actor", "critic": "critic"}
+VPP = "virtual_pipeline_model_parallel_size"
+STEP_SWITCHES = {
+    "compute_log_prob": f"{ARF}.rollout.log_prob_use_dynamic_bsz",
+    "update_actor": f"{ARF}.actor.use_dynamic_bsz",
+}
+STEP_NAMES = {"compute_log_prob": "log-prob step", "update_actor": "update of a mini batch"}
 DEPRECATED = ("ppo_micro_batch_size", "log_prob_micro_batch_size", "forward_micro_batch_size")
 USED_WHEN_STATIC = ("log_prob_micro_batch_size_per_gpu", "forward_micro_batch_size_per_gpu")
 
@@ -62,8 +81,9 @@ class MicroBatchSplit(Rule):
     stage = "policy"
     scope = "launch"
     summary = (
-        "the per-GPU mini batch verl computes (mini x rollout.n / data-parallel ranks) must be positive and split "
-        "into the micro batches, as the launch's verl version normalizes and checks it"
+        "the per-GPU mini batch verl computes (mini x rollout.n / data-parallel ranks) must be positive, divide a "
+        "rank's batch and split into the micro batches, as the launch's verl version (and Megatron-Core's pipeline "
+        "schedule) normalizes and checks it"
     )
     why = (
         "Each training worker turns the global batch sizes into per-GPU ones when it starts (legacy workers) or at "
@@ -80,6 +100,11 @@ class MicroBatchSplit(Rule):
         "trainer/main_ppo.py:128-131 (engine workers with use_legacy_worker_impl=disable); verl 0.9.1 "
         "workers/engine_workers.py:267 (assert mini_batch_size % data-parallel size == 0), "
         "trainer/ppo/ray_trainer.py:1352-1363 (mini_batch_size = ppo_mini_batch_size x rollout.n), "
+        "verl 0.4.0 workers/megatron_workers.py:124-125 (normalized mini batch), workers/actor/megatron_actor.py:274 "
+        "and protocol.py:606 (make_iterator asserts the rank's batch % mini batch == 0), megatron_workers.py:422, "
+        ":515 and megatron_actor.py:307-313, 453 (micro batches handed to get_forward_backward_func); megatron-core "
+        "0.12.0 pipeline_parallel/schedules.py:777-798 (interleaved schedule: ValueError below the pipeline size, "
+        "RuntimeError for a short final group), model_parallel_config.py:389-390 (group size = pipeline size); "
         "workers/engine/utils.py:123-126 (a GPU's batch % micro_batch_size_per_gpu == 0 without dynamic batch "
         "size), workers/engine/fsdp/transformer_impl.py:651-652 and engine/megatron/transformer_impl.py:756-760 "
         "(data-parallel size)"
@@ -112,13 +137,15 @@ class MicroBatchSplit(Rule):
                 key = _report_key(view, f.keys)
                 text = (
                     f"the {result.worker} worker of verl {version} stops when it starts ({result.path}:{f.line}, "
-                    f"{f.kind}): {f.message}{_trace(view, result.assigned)}"
+                    f"{f.kind}): {f.text}{_trace(view, result.assigned)}"
                 )
                 if (text, key) not in seen:
                     seen.add((text, key))
                     out.append(self.finding(view.where(key), text, key))
             if f is not None:
                 continue
+            self._mini_batches(view, root, version, result, out)
+            self._pipeline(view, root, version, result, out)
             for a in _last_values(result.assigned):
                 name = a.key.rsplit(".", 1)[-1]
                 if a.value != 0 or isinstance(a.value, bool):
@@ -136,6 +163,67 @@ class MicroBatchSplit(Rule):
                 if (text, key) not in seen:
                     seen.add((text, key))
                     out.append(self.finding(view.where(key), text, key))
+
+    def _mini_batches(self, view, root, version, result, out) -> None:
+        """A legacy Megatron worker's first update iterates its rank's batch in normalized mini batches."""
+        role = UPDATE_ROLES.get(result.worker)
+        facts = mini_batches(root, role) if role and result.path.endswith("megatron_workers.py") else None
+        batches = _rank_batches(view, result, role) if facts is not None else None
+        if batches is None:
+            return
+        per_rank, mini, ranks = batches
+        failure = mini_batch_failure(view, facts, per_rank, V(mini.value, tuple(mini.keys)))
+        if failure is None:
+            return
+        key = _report_key(view, mini.keys) or mini.key
+        text = (
+            f"verl {version}'s {result.worker} worker splits a rank's {per_rank.value} samples (train_batch_size x "
+            f"rollout.n / {ranks.value} DP ranks) into mini batches of {mini.value} (ppo_mini_batch_size x rollout.n "
+            f"/ {ranks.value}, {result.path}:{mini.line}) and asserts they divide at its first update ({facts.check}, "
+            f"{failure.kind}): {failure.text}"
+        )
+        out.append(self.related(view, key, text, ("data.train_batch_size",)))
+
+    def _pipeline(self, view, root, version, result, out) -> None:
+        """With a virtual pipeline, each step's micro batches per rank go to Megatron's interleaved
+        schedule, which refuses fewer than it needs (megatron-core's own checks, evaluated)."""
+        section = f"{ARF}.actor.megatron"
+        pp, vpp = view.int_value(f"{section}.pipeline_model_parallel_size"), view.int_value(f"{section}.{VPP}")
+        steps = micro_batching(root, result.path) if result.worker == "actor/rollout" and vpp else ()
+        batches = _rank_batches(view, result, "actor") if steps and pp else None
+        stack = view.target.stack if view.target is not None else None
+        found = schedule(stack.version("megatron-core")) if batches is not None and stack is not None else None
+        if found is None:
+            return
+        per_rank, mini, _ = batches
+        group = view.int_value(f"{section}.override_transformer_config.microbatch_group_size_per_vp_stage")
+        for step in steps:
+            if view.value(STEP_SWITCHES[step.method]) is not False:
+                continue  # dynamic batch size: another split (rearrange_micro_batches), not read here
+            micro = _normalized(view, result, step.key)
+            rows = per_rank.value if step.method == "compute_log_prob" else mini.value
+            if not micro or micro < 1:
+                continue
+            count = -(-rows // micro)
+            failure = interleaved_failure(view, found, pp, vpp, count, group)
+            if failure is None:
+                continue
+            where = stack.names("megatron-core")
+            said = failure.text.split(". ")[0]
+            text = (
+                f"verl {version}'s {STEP_NAMES[step.method]} hands Megatron {count} micro batch"
+                f"{'es' if count != 1 else ''} a rank ({rows} samples / {step.key.rsplit('.', 1)[-1]} {micro}); the "
+                f"interleaved schedule (PP {pp} x VPP {vpp}) of {where} refuses it (schedules.py:{failure.line}, "
+                f"{failure.kind}): {said}"
+            )
+            at_most = "warning" if stack.assumed("megatron-core") else None
+            out.append(self.related(view, step.key, text, (f"{section}.{VPP}",), at_most))
+
+    def related(self, view, key: str, text: str, others: tuple, at_most=None):
+        """A finding at `key` that names the other settings of the relation the launch sets."""
+        finding = self.finding(view.where(key), text, key, at_most=at_most)
+        shown = [k for k in others if k != key and view.setting(k) is not None]
+        return finding.with_related((view.where(k), k) for k in shown)
 
     # ---- engine workers ----------------------------------------------------------
 
@@ -197,6 +285,29 @@ class MicroBatchSplit(Rule):
                     f"verl {version} asserts it without dynamic batch size ({facts.micro_split})"
                 )
                 out.append(self.finding(view.where(where), text, micro_key))
+
+
+def _rank_batches(view, result, role: str):
+    """(a data-parallel rank's samples, the normalized mini batch (Assigned), the ranks) of a legacy
+    Megatron worker's training batch; None when not known or when the dispatch's split fails first."""
+    section = f"{ARF}.actor" if role == "actor" else "critic"
+    mini = next((a for a in reversed(result.assigned) if a.key == f"{section}.ppo_mini_batch_size"), None)
+    ranks = megatron_ranks(view, section)
+    train, n = view.int_value("data.train_batch_size"), view.int_value(f"{ARF}.rollout.n")
+    if mini is None or ranks is None or not train or not n or not _ints(V(mini.value)) or mini.value < 1:
+        return None
+    rows = train * n
+    if rows % ranks.value:
+        return None  # the dispatch's equal split fails first (batch-dispatch, verl-check)
+    per_rank = V(rows // ranks.value, ("data.train_batch_size", f"{ARF}.rollout.n", *ranks.keys))
+    return per_rank, mini, ranks
+
+
+def _normalized(view, result, key: str):
+    """A batch size as the worker left it: its last normalized value, else the launch's."""
+    last = next((a.value for a in reversed(result.assigned) if a.key == key), None)
+    value = last if last is not None else view.int_value(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _builds(view, worker: str) -> bool:

@@ -188,7 +188,7 @@ class SequenceLength(Rule):
             key = _failure_key(view, f.keys) or _length_key(view, prompt, response)
             about = f" [{model}]" if model and MODEL_KEY in f.keys else ""
             text = (
-                f"verl {version} refuses the vLLM rollout at start ({engine.failure_at}, {f.kind}): {f.message}{about}"
+                f"verl {version} refuses the vLLM rollout at start ({engine.failure_at}, {f.kind}): {f.text}{about}"
             )
             out.append(self.finding(view.where(key), text, key))
             return
