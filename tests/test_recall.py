@@ -60,7 +60,7 @@ CODE = re.compile(r"^code: (verl|megatron-core) (\S+) (\S+):(\d+)$")
 READS = re.compile(r"^reads: verl (\S+) (\S+):(\d+)$")
 
 # Cases caught when this ratchet was last raised (measured with test_recall).
-FLOOR = 29
+FLOOR = 40
 
 with open(os.path.join(RECALL, "cases.yaml"), encoding="utf-8") as fh:
     MANIFEST = yaml.safe_load(fh)["cases"]

@@ -471,13 +471,15 @@ def render(args) -> int:
         console.say(line)
     if unreadable:
         return EXIT_USAGE
+    from .rendering import annotate
     from .report.render import render as render_text
     from .report.render import render_json
 
+    annotate(results, run.caches, args.as_, run.opts)  # what is shown besides the words, computed
     if args.format == "json":
-        sys.stdout.write(render_json(results, run.caches, args.as_))
+        sys.stdout.write(render_json(results, args.as_))
     else:
-        sys.stdout.write(render_text(results, run.caches, args.as_, run.opts))
+        sys.stdout.write(render_text(results, args.as_))
     return EXIT_OK
 
 

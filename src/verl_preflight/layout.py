@@ -637,23 +637,3 @@ def critic_used(view) -> bool | None:
 def world_size(view) -> int | None:
     nnodes, per_node = _int(view, "trainer.nnodes"), _int(view, "trainer.n_gpus_per_node")
     return nnodes * per_node if nnodes and per_node else None
-
-
-def ulysses_size(view, section: str) -> tuple[int | None, str]:
-    """(Ulysses sequence parallel size, the key it comes from) of a section such as
-    `actor_rollout_ref.actor` or `critic`: its own size when above 1 (verl copies the deprecated
-    section-level size into the engine's fsdp_config), else its fsdp_config's; 1 when neither
-    is set; None when one is not known statically."""
-    keys = [f"{section}.ulysses_sequence_parallel_size", f"{section}.fsdp_config.ulysses_sequence_parallel_size"]
-    if section == "critic":
-        keys.append("critic.model.fsdp_config.ulysses_sequence_parallel_size")
-    for key in keys:
-        value = view.value(key)
-        if value is None:
-            continue
-        size = view.int_value(key)
-        if size is None:
-            return None, key
-        if size > 1:
-            return size, key
-    return 1, keys[0]

@@ -44,6 +44,11 @@ class ConfigSource:
     def as_json(self) -> dict:
         return {"version": self.verl_version, "origin": self.origin, "config": self.path}
 
+    @property
+    def entry_points(self) -> str:
+        """Where the entry points (module -> root config) come from (entry_origin)."""
+        return entry_origin(self)
+
 
 def locate(explicit: str | None) -> ConfigSource:
     if explicit:

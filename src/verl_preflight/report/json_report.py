@@ -72,12 +72,6 @@ def scripts_obj(results) -> list:
     ]
 
 
-def _entry_origin(source):
-    from ..hydra_stage.tree import entry_origin
-
-    return entry_origin(source) if source else None
-
-
 def render(results, findings, source) -> str:
     return json.dumps(document(results, findings, source), indent=2, ensure_ascii=False) + "\n"
 
@@ -88,7 +82,7 @@ def document(results, findings, source) -> dict:
         "config_source": {
             "path": source.path if source else None,
             "verl_version": source.verl_version if source else None,
-            "entry_points": _entry_origin(source),
+            "entry_points": source.entry_points if source else None,
         },
         "scripts": scripts_obj(results),
         "findings": [finding_obj(f) for f in findings],

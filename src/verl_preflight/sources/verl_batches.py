@@ -262,8 +262,6 @@ def engine_data_parallel(view, root: str, section: str) -> V:
         return V(UNKNOWN)
     world = world_size(view)
     engine_key = f"{section}.megatron" if sub == "megatron" else f"{section}.fsdp_config"
-    from ..layout import ulysses_size
-
     sp, sp_key = ulysses_size(view, section)
     ev = Evaluator(view)
     layout = _Layout(world, {k: ev.config(f"{section}.megatron.{k}") for k in _Layout.SIZES})
@@ -815,3 +813,23 @@ def per_token_loss_failure(view, facts: PerTokenLoss, section: str) -> Failure |
     params = {"self": V(me), "loss_function": V(loss_function), "forward_only": V(False)}
     ev.run([facts.block], {**{n: V(UNKNOWN) for n in ("data", "output", "local_cp_size")}, **params})
     return ev.failures[0] if ev.failures else None
+
+
+def ulysses_size(view, section: str) -> tuple[int | None, str]:
+    """(Ulysses sequence parallel size, the key it comes from) of a section such as
+    `actor_rollout_ref.actor` or `critic`: its own size when above 1 (verl copies the deprecated
+    section-level size into the engine's fsdp_config), else its fsdp_config's; 1 when neither
+    is set; None when one is not known statically."""
+    keys = [f"{section}.ulysses_sequence_parallel_size", f"{section}.fsdp_config.ulysses_sequence_parallel_size"]
+    if section == "critic":
+        keys.append("critic.model.fsdp_config.ulysses_sequence_parallel_size")
+    for key in keys:
+        value = view.value(key)
+        if value is None:
+            continue
+        size = view.int_value(key)
+        if size is None:
+            return None, key
+        if size > 1:
+            return size, key
+    return 1, keys[0]

@@ -137,29 +137,3 @@ def _roles(registry, view):
         known = isinstance(value, bool) and not ev.failures
         out.append((value if known else UNKNOWN, tuple(dict.fromkeys(ev.reads))))
     return tuple(out)
-
-
-def launch_evaluation(view) -> Evaluation | None:
-    """verl's start-up checks over one launch, evaluated once per launch and shared by the rules
-    that read them (verl-check, and config-value for the sections it leaves to them); None when
-    the launch's verl sources are not here or its entry point runs no such check."""
-    cached = getattr(view, "_verl_evaluation", _NOT_YET)
-    if cached is not _NOT_YET:
-        return cached
-    from ..hydra_stage.tree import _module_files, in_verl
-    from .verl_classes import verl_sources
-
-    source = view.source
-    registry = verl_sources(source.package_root if source is not None else None)
-    module = in_verl(view.spec.module)
-    result = None
-    if registry is not None and module is not None:
-        files = [f for f in _module_files(registry.root, module) if f.endswith(".py") and os.path.isfile(f)]
-        checks = entry_checks(registry.root, files[0] if files else None)
-        if checks:
-            result = evaluate(registry, view, checks)
-    view._verl_evaluation = result
-    return result
-
-
-_NOT_YET = object()

@@ -24,7 +24,7 @@ from __future__ import annotations
 import difflib
 
 from ...hydra_stage.tree import in_verl
-from ...sources.verl_checks import launch_evaluation
+from ..evaluation import launch_evaluation
 from ...sources.verl_registries import FIRST_STEP, PHASES, SITES, START, names_user_module, read_sources
 from .. import Rule
 from ..view import is_unknown

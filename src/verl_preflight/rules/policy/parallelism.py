@@ -135,7 +135,7 @@ def _said_by_verl(view) -> frozenset:
     """The keys of the checks verl's own start-up code fails on this launch (verl-check reports
     them): TP x PP x CP against the world is validate_config's too, and said once, by verl-check,
     where verl's own assert meets it first."""
-    from ...sources.verl_checks import launch_evaluation
+    from ..evaluation import launch_evaluation
 
     evaluation = launch_evaluation(view) if view.composes else None
     if evaluation is None:

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from ... import layout as lay
 from ...sources.verl_lengths import MODEL_KEY, UNKNOWN, hf_config, token_budget, vllm_engine_args
+from ...sources.verl_batches import ulysses_size
 from .. import Rule
 from .config_field import _package_root
 
@@ -298,7 +299,7 @@ def _factor(view, tb, section: str):
     strategy = view.value(f"{section}.strategy")
     engine = "megatron" if strategy == "megatron" else "fsdp"
     names = set(tb.factors.get(engine, {}))
-    sp, sp_key = lay.ulysses_size(view, section)
+    sp, sp_key = ulysses_size(view, section)
     cp_key = f"{section}.megatron.context_parallel_size"
     cp = view.int_value(cp_key) if view.value(cp_key) is not None else 1
     if sp is None or cp is None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from ...sources.verl_checks import launch_evaluation
+from ..evaluation import launch_evaluation
 from .. import Rule
 
 
