@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from verl_preflight.hydra_stage.grammar import grammar_text
 from verl_preflight.launches import launch_of, read_launch
 from verl_preflight.rules.policy.parallelism import Parallelism
 from verl_preflight.rules.policy.rollout_expert_parallel import RolloutExpertParallel
@@ -55,13 +56,13 @@ def test_not_launches(words):
 def test_an_unknown_argument_keeps_what_the_script_wrote():
     spec = read_launch(launch_of(argv("python3", "-m", "verl.trainer.main_ppo", Unknown("$EXTRA", "x")), LOC))
     (o,) = spec.overrides
-    assert o.display == "$EXTRA" and o.checkable is None
+    assert o.display == "$EXTRA" and o.key is None and grammar_text(o.field) is None
 
 
 def view(settings: dict, tree: dict | None = None, profile: Profile | None = None) -> LaunchView:
     """A launch view built by hand: settings as the script wrote them, over a composed tree."""
     spec = read_launch(launch_of(argv("python3", "-m", "verl.trainer.main_ppo"), LOC))
-    items = [Setting(k, v, not isinstance(v, Unknown), LOC, "change", f"{k}={v}", str(v)) for k, v in settings.items()]
+    items = [Setting(k, v, LOC, "change", f"{k}={v}", str(v)) for k, v in settings.items()]
     return LaunchView(spec, "ppo_trainer", profile or Profile(), items, tree or {})
 
 

@@ -33,6 +33,7 @@ class Fix:
     end: int
     replacement: str
     anchor: int
+    key: str | None = None  # the key of the override it repairs (a fix is matched by place and key)
     edit: SourceEdit | None = None
     refused: str | None = None
 
@@ -41,21 +42,21 @@ class Fix:
         """`+key=v` -> `key=v`."""
         if not text.startswith("+" + key) or text.startswith("++"):
             return None
-        return Fix(text, 0, 1, "", 1 + len(key))
+        return Fix(text, 0, 1, "", 1 + len(key), key)
 
     @staticmethod
     def add_plus(text: str, key: str) -> Fix | None:
         """`key=v` -> `+key=v`."""
         if not text.startswith(key + "="):
             return None
-        return Fix(text, 0, 0, "+", len(key))
+        return Fix(text, 0, 0, "+", len(key), key)
 
     @staticmethod
     def rename_key(text: str, key: str, new_key: str) -> Fix | None:
         """`key=v` -> `new_key=v`."""
         if not text.startswith(key + "=") or not _SAFE_REPLACEMENT.fullmatch(new_key):
             return None
-        return Fix(text, 0, len(key), new_key, len(key))
+        return Fix(text, 0, len(key), new_key, len(key), key)
 
     @staticmethod
     def set_value(text: str, value: str) -> Fix | None:
@@ -63,7 +64,7 @@ class Fix:
         eq = text.find("=")
         if eq < 0 or not _SAFE_REPLACEMENT.fullmatch(value):
             return None
-        return Fix(text, eq + 1, len(text), value, len(text))
+        return Fix(text, eq + 1, len(text), value, len(text), text[:eq].lstrip("+~"))
 
 
 def apply_edits(data: bytes, edits) -> bytes:

@@ -115,7 +115,7 @@ def resolve(
 
 
 def _locate_in_launch(spec, word: Loc, fix: Fix, scripts: dict):
-    matches = {o.field for o in spec.overrides if o.loc == word and o.checkable == fix.text}
+    matches = {o.field for o in spec.overrides if o.loc == word and o.key == fix.key}
     if len(matches) != 1:
         return None, "the word writes more than one override"
     script = scripts.get(word.path)

@@ -190,14 +190,10 @@ def _set_operand(word: Field, env: dict) -> bool:
     return True
 
 
-# Hydra's grammar is asked about an override whose value is partly unknown with this
-# in place of the unknown parts: it parses as a plain word. It never leaves the Hydra
-# stage: messages are written back with what the script wrote (Override.display).
-GRAMMAR_STANDIN = "unknown0"
-
-
 @dataclass
 class Override:
+    """One Hydra override of a launch: its text, where the script wrote it, the word it is."""
+
     text: str
     loc: Loc
     field: Field
@@ -212,22 +208,12 @@ class Override:
         return self.field.display
 
     @property
-    def checkable(self) -> str | None:
-        """The text Hydra's grammar is asked about: unknown pieces of the value stand in
-        as a plain word; None when the key itself is not known (it cannot be checked)."""
-        if self.field.known:
-            return self.text
-        key_part = self.field.pieces[0] if self.field.pieces else ""
-        if not isinstance(key_part, str) or ("=" not in key_part and not key_part.startswith("~")):
+    def key(self) -> str | None:
+        """The key it names (without `+`, `++`, `~`), when the script wrote it literally."""
+        head = self.field.pieces[0] if self.field.pieces else ""
+        if not isinstance(head, str) or (self.field.known is False and "=" not in head and not head.startswith("~")):
             return None
-        return "".join(p if isinstance(p, str) else GRAMMAR_STANDIN for p in self.field.pieces)
-
-    def shown(self, message: str) -> str:
-        """A Hydra message about this override, with the script's text in place of the stand-in."""
-        checkable = self.checkable
-        if self.field.known or checkable is None:
-            return message
-        return message.replace(checkable, self.display).replace(GRAMMAR_STANDIN, "...")
+        return head.split("=", 1)[0].lstrip("+~") or None
 
 
 @dataclass

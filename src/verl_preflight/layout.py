@@ -438,14 +438,14 @@ def _otc(view, role: str) -> dict:
     if isinstance(base, dict):
         out.update(base)
     for key, s in view.last.items():
-        if key == prefix and s.kind != "delete" and isinstance(s.effective, dict):
-            out = dict(s.effective)
+        if key == prefix and s.kind != "delete" and isinstance(s.value, dict):
+            out = dict(s.value)
         elif key.startswith(prefix + "."):
             name = key[len(prefix) + 1 :]
             if s.kind == "delete":
                 out.pop(name, None)
             else:
-                out[name] = s.effective
+                out[name] = s.value
     return out
 
 

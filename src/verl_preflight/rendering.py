@@ -54,7 +54,7 @@ def config_changes(caches, la) -> str:
     cache = _cache_of(caches, la)
     if cache is None:
         return f"# not composed: {la.target.config.missing if la.target else 'no verl config tree'}"
-    partly = [o for o in la.spec.overrides if not o.known and o.checkable is not None]
+    partly = [o for o in la.spec.overrides if not o.known and o.key is not None and "=" in o.display]
     texts = [o.text for o in la.spec.overrides if o.known]
     groups = set(cache.groups or ())
     selections = [t for t, rec in zip(texts, cache.parse(texts), strict=True) if is_group_selection(rec, groups)]
@@ -68,7 +68,7 @@ def config_changes(caches, la) -> str:
     changed = _diff(base, mine)
     for o in partly:
         if "=" in o.display:
-            _put(changed, o.checkable.split("=", 1)[0].lstrip("+~"), o.display.split("=", 1)[1])
+            _put(changed, o.key, o.display.split("=", 1)[1])
     if not changed:
         return "{}"
     return yaml.safe_dump(changed, sort_keys=False, default_flow_style=False).rstrip()

@@ -68,8 +68,8 @@ class LaunchResult:
     overrides: list
     spec: LaunchSpec | None = None
     target: object = None  # target.Target: what the launch meets (device, stack, verl, config)
-    shown: object = None  # rendering.Shown: what `render` shows of it besides its words (render only)
     unchecked: str | None = None  # why the Hydra stage did not compose it (None: it did)
+    shown: object = None  # rendering.Shown: what `render` shows of it besides its words (render only)
 
 
 @dataclass

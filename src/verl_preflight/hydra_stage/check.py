@@ -18,6 +18,7 @@ import json
 import re
 from dataclasses import dataclass, replace
 
+from .grammar import grammar_text, in_script_words
 from .problems import HydraKind, LaunchProblem, Problem, no_repair
 
 
@@ -402,7 +403,7 @@ def check_launch(spec, config_name: str | None, cache, search, repair=no_repair)
         return stop
     texts, where, found = [], [], []
     for o in spec.overrides:
-        text = o.checkable
+        text = grammar_text(o.field)
         if text is None:
             message = f"argument '{o.display}' is not known statically; it is not checked"
             found.append(LaunchProblem(HydraKind.UNKNOWN_ARGUMENT, o.loc, message))
@@ -417,7 +418,7 @@ def check_launch(spec, config_name: str | None, cache, search, repair=no_repair)
         if o is not None and not o.known and p.kind is HydraKind.OVERRIDE_ERROR:
             continue  # a type check of the stand-in, not of the script's value
         loc = o.loc if o is not None else spec.loc
-        message = o.shown(p.message) if o is not None else p.message
+        message = in_script_words(o.field, p.message) if o is not None else p.message
         found.append(LaunchProblem(p.kind, loc, message, p.key, p.fix if o is not None else None))
     return found
 
@@ -450,11 +451,11 @@ def _grammar_only(spec, cache) -> list:
     """Hydra's grammar on the overrides of a launch whose root config is not here: Hydra parses
     every override before it composes (overrides_parser.py:96), so a syntax error fails the launch
     whatever the config."""
-    items = [(o, o.checkable) for o in spec.overrides if o.checkable is not None]
+    items = [(o, grammar_text(o.field)) for o in spec.overrides if grammar_text(o.field) is not None]
     out = []
     for (o, text), rec in zip(items, cache.parse([t for _, t in items]), strict=True):
         if not rec["ok"]:
-            message = o.shown(f"Hydra cannot parse '{text}': {rec['error']}")
+            message = in_script_words(o.field, f"Hydra cannot parse '{text}': {rec['error']}")
             out.append(LaunchProblem(HydraKind.SYNTAX, o.loc, message))
     return out
 

@@ -8,6 +8,31 @@ from __future__ import annotations
 
 _PARSER = None
 
+# Hydra's grammar is asked about an override whose value is partly unknown with this in place of
+# the unknown parts: it parses as a plain word. It never leaves this module and the Hydra stage:
+# every message is written back with what the script wrote (in_script_words).
+_STANDIN = "unknown0"
+
+
+def grammar_text(field) -> str | None:
+    """The text Hydra's grammar is asked about for a launch argument (a shell.words.Field): the
+    argument itself, or with each unknown piece of its value as a plain word; None when its key
+    is not known (it cannot be checked)."""
+    if field.known:
+        return field.value
+    key_part = field.pieces[0] if field.pieces else ""
+    if not isinstance(key_part, str) or ("=" not in key_part and not key_part.startswith("~")):
+        return None
+    return "".join(p if isinstance(p, str) else _STANDIN for p in field.pieces)
+
+
+def in_script_words(field, message: str) -> str:
+    """A message of Hydra's about an argument, with what the script wrote in place of the stand-in."""
+    text = grammar_text(field)
+    if field.known or text is None:
+        return message
+    return message.replace(text, field.display).replace(_STANDIN, "...")
+
 
 def _parser():
     global _PARSER

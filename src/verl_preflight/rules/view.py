@@ -20,22 +20,19 @@ _PLAIN = re.compile(r"^\$\{([\w.]+)\}$")
 
 @dataclass
 class Setting:
+    """One value override of a launch, as Hydra parses it: its value is an `Unknown` (carrying what
+    the script wrote) where the script's value is known only at run time."""
+
     key: str
     value: object
-    known: bool
     loc: object
     kind: str  # change, add, force_add, delete
-    text: str
+    text: str  # the override as the script wrote it
     display: str = ""  # the value as the script wrote it, unknown parts as their source
 
     @property
-    def effective(self):
-        """The value, or an Unknown carrying what the script wrote for it."""
-        return self.value if self.known else Unknown(self.display, "a value known only at run time")
-
-    @property
     def shown_value(self):
-        return self.value if self.known else self.display
+        return self.display if isinstance(self.value, Unknown) else self.value
 
 
 class LaunchView:
@@ -93,7 +90,7 @@ class LaunchView:
         if s is not None:
             if s.kind == "delete":
                 return None
-            return s.effective
+            return s.value
         return self.default(key, depth)
 
     def raw(self, key: str):
@@ -137,7 +134,7 @@ class LaunchView:
         """The value as text, unknown parts shown as `${NAME}` (for pattern tests)."""
         s = self.setting(key)
         if s is not None:
-            return s.display if not s.known else str(s.value)
+            return s.display if isinstance(s.value, Unknown) else str(s.value)
         v = self.default(key)
         return None if v is None else str(v)
 
@@ -217,10 +214,11 @@ def build_view(spec, config_name: str | None, profile, cache, checkable: bool = 
     """The launch's settings over verl's composed defaults, for the policy rules; None when the
     launch does not compose or its root config is not here (the Hydra stage reports why)."""
     from ..hydra_stage.check import is_group_selection
+    from ..hydra_stage.grammar import grammar_text
 
     if config_name is None or not checkable or (spec.config_name is None and spec.config_name_loc is not None):
         return None
-    items = [(o, o.checkable) for o in spec.overrides if o.checkable is not None]
+    items = [(o, grammar_text(o.field)) for o in spec.overrides if grammar_text(o.field) is not None]
     records = cache.parse([t for _, t in items])
     groups = set(cache.groups or ())
     group_lines, settings = [], []
@@ -233,7 +231,8 @@ def build_view(spec, config_name: str | None, profile, cache, checkable: bool = 
             group_lines.append(text)
             continue
         display = o.display.split("=", 1)[-1]
-        settings.append(Setting(rec["key"], rec["value"], o.known, o.loc, rec["kind"], text, display))
+        value = rec["value"] if o.known else Unknown(display, "a value known only at run time")
+        settings.append(Setting(rec["key"], value, o.loc, rec["kind"], o.display, display))
     snap = cache.snapshot(config_name, tuple(group_lines))
     if "tree" not in snap:
         return None

@@ -1148,7 +1148,7 @@ class Evaluator:
         target = self.view.raw(f"{node.path}._target_")
         setting = self.view.setting(f"{node.path}._target_")
         if setting is not None:
-            target = setting.value if setting.known else None
+            target = setting.value if isinstance(setting.value, str) else None
         if not isinstance(target, str) or not target.startswith("verl."):
             return None
         module, _, name = target.rpartition(".")
@@ -1383,7 +1383,7 @@ def _folded(text: str) -> str:
 def _is_null(view, key: str) -> bool:
     s = view.setting(key)
     if s is not None:
-        return s.known and s.value is None
+        return s.value is None
     return view.raw(key) is None and view.value(key) is None and _present(view, key)
 
 

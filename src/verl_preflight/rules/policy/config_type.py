@@ -16,6 +16,7 @@ from __future__ import annotations
 from ...sources.verl_classes import verl_sources
 from ...sources.verl_types import builder_lines, rejects, scalar_type, section_builds, structured_builds, truth_tested
 from .. import Rule
+from ..view import is_unknown
 from .config_field import _package_root, dataclass_registry, field_owner, owner_of
 
 _PY = {"int": (int,), "float": (int, float), "bool": (bool,)}
@@ -50,7 +51,7 @@ class ConfigType(Rule):
     good = "actor_rollout_ref.model.use_remove_padding=true"
 
     def check_launch(self, view, ctx):
-        candidates = [s for s in view.settings if s.kind != "delete" and s.known and _candidate(s.value)]
+        candidates = [s for s in view.settings if s.kind != "delete" and not is_unknown(s.value) and _candidate(s.value)]
         if not candidates:
             return []
         root = _package_root(view.source)

@@ -111,7 +111,7 @@ class ConfigValue(Rule):
         registry = None
         out = []
         for s in view.settings:
-            if s.kind == "delete" or not s.known or not isinstance(s.value, str):
+            if s.kind == "delete" or not isinstance(s.value, str):
                 continue
             target, rel = owner_of(view, s.key)
             if target is None or not rel:
@@ -287,7 +287,7 @@ def _extension(view, sources) -> str | None:
     for s in view.settings:
         if s.kind == "delete" or not names_user_module(chains, s.key):
             continue
-        if s.known and s.value in (None, "", "null"):
+        if not is_unknown(s.value) and s.value in (None, "", "null"):
             continue
         return f"the module {s.key}={s.shown_value}"
     return None

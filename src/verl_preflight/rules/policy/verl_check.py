@@ -72,7 +72,7 @@ def _mistyped(view, failure) -> bool:
         return False
     for key in failure.own:
         s = view.setting(key)
-        if s is not None and s.known and isinstance(s.value, str) and "${" not in s.value:
+        if s is not None and isinstance(s.value, str) and "${" not in s.value:
             return True
     return False
 
