@@ -13,6 +13,16 @@ from ..sources.verl_classes import verl_sources
 _NOT_YET = object()
 
 
+def said_by_verl(view) -> frozenset:
+    """The keys of the checks verl's own start-up code fails on this launch (verl-check reports
+    them): a rule that finds the same mistake later in the run (Megatron refusing the layout, the
+    first step's split) leaves it to the check verl meets first."""
+    evaluation = launch_evaluation(view) if view.composes else None
+    if evaluation is None:
+        return frozenset()
+    return frozenset(k for f in evaluation.failures if not f.value_set for k in f.own)
+
+
 def launch_evaluation(view) -> Evaluation | None:
     """verl's start-up checks over one launch, evaluated once per launch and shared by the rules
     that read them (verl-check, and config-value for the sections it leaves to them); None when

@@ -27,6 +27,7 @@ from __future__ import annotations
 from ...sources._pyeval import UNKNOWN
 from ...sources.verl_batches import generation_split, training_split
 from .. import Rule
+from ..evaluation import said_by_verl
 from .config_field import _package_root
 
 ARF = "actor_rollout_ref"
@@ -83,6 +84,8 @@ class BatchDispatch(Rule):
             what, key = "agent loop workers", split.parts
         if not parts or parts < 1 or split.rows % parts == 0:
             return
+        if split.parts == "world" and {"data.train_batch_size", "trainer.n_gpus_per_node"} <= said_by_verl(view):
+            return  # verl's start-up check refuses the same batch over the same world first (verl-check)
         train_key = "data.train_batch_size"
         where = train_key if view.setting(train_key) is not None else key
         train, n = view.int_value(train_key), view.int_value(f"{ARF}.rollout.n")

@@ -21,6 +21,7 @@ multi-node vLLM or SGLang server, verl 0.9.1 workers/rollout/replica.py:107-117)
 from __future__ import annotations
 
 from .. import Rule
+from ..evaluation import said_by_verl
 
 ROLES = ("actor_rollout_ref.actor.megatron", "actor_rollout_ref.ref.megatron")
 ROLLOUT = "actor_rollout_ref.rollout"
@@ -64,7 +65,7 @@ class Parallelism(Rule):
             out.append(self.finding(view.where(key), message, key, at_most=at_most))
 
         if view.training_engine == "megatron":
-            said = _said_by_verl(view)
+            said = said_by_verl(view)
             for role in ROLES:
                 if role != ROLES[0] and not any(view.setting(f"{role}.{k}") for k in LAYOUT + EXPERT):
                     continue  # the ref inherits the actor's layout: reported on the actor's keys
@@ -129,15 +130,3 @@ class Parallelism(Rule):
                 f"a rollout replica of TP x DP x PP = {tp}x{dp}x{pp} = {replica} devices spans nodes of "
                 f"{per_node} but does not fill whole nodes (verl asserts it)",
             )
-
-
-def _said_by_verl(view) -> frozenset:
-    """The keys of the checks verl's own start-up code fails on this launch (verl-check reports
-    them): TP x PP x CP against the world is validate_config's too, and said once, by verl-check,
-    where verl's own assert meets it first."""
-    from ..evaluation import launch_evaluation
-
-    evaluation = launch_evaluation(view) if view.composes else None
-    if evaluation is None:
-        return frozenset()
-    return frozenset(k for f in evaluation.failures if not f.value_set for k in f.own)
