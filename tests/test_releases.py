@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -105,3 +106,24 @@ def test_matrix_honours_format_quiet_strict_and_severity(tmp_path, capsys, monke
     out = capsys.readouterr().out
     assert "launch-passes-args" not in out and ": warning: Could not override" in out
     assert main(["--strict", *args]) == 1  # only warnings remain: they fail with --strict
+
+
+@pytest.mark.parametrize("version", ["0.4.1", "0.7.0"])
+@pytest.mark.parametrize("kl_loss", ["True", "False"])
+def test_reference_policy_follows_the_role_mapping_main_ppo_builds(version, kl_loss, tmp_path, capsys, monkeypatch):
+    """verl 0.4.1 (the trainer's constructor) and 0.7.0 (need_reference_policy over the mapping)
+    check the ref's log-prob micro batch only when main_ppo's task runner adds a reference
+    policy to its role mapping: with KL in the loss."""
+    if not any(f.startswith(f"verl-{version}-") for f in os.listdir(WHEELS)):
+        pytest.skip(f"make has not downloaded the verl {version} wheel")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    script = tmp_path / "run.sh"
+    script.write_text(
+        "python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2 "
+        "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=2 critic.ppo_micro_batch_size_per_gpu=2 "
+        f"algorithm.adv_estimator=grpo actor_rollout_ref.actor.use_kl_loss={kl_loss} \"$@\"\n"
+    )
+    main(["--no-cache", "--format", "json", "--verl", version, str(script)])
+    messages = [f["message"] for f in json.loads(capsys.readouterr().out)["findings"] if f["rule"] == "verl-check"]
+    said = any("actor_rollout_ref.ref.log_prob_micro_batch_size" in m for m in messages)
+    assert said == (kl_loss == "True"), messages

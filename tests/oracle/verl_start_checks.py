@@ -11,8 +11,9 @@ The release (a wheel that setup downloaded, or the installed one) is imported wi
 dependencies absent: every module that is not installed here (torch, ray, numpy, vllm, ...) is
 replaced by an inert stand-in, so verl's modules import and its pure-config checks run as they
 do at start. The composed config is the real Hydra composition of the overrides. Then, as the
-release's entry point does: `validate_config(config, need_reference_policy(config),
-need_critic(config))` where the release has it (verl >= 0.6), else the RayPPOTrainer
+release's entry point does: `validate_config(config, need_reference_policy(...),
+need_critic(config))` where the release has it (verl >= 0.6; need_reference_policy over the
+config, or over the role mapping the task runner's own methods build), else the RayPPOTrainer
 constructor's own part (its use_critic decision) and `_validate_config`.
 
 Run only in a subprocess of the tests: the stand-ins stay in this process.
@@ -70,17 +71,27 @@ def _stub(name: str):
 
 
 class _StubModule(types.ModuleType):
+    __version__ = "2.9.0"  # what verl compares a dependency's version with at import (torch)
+
     def __getattr__(self, name):
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
         return _stub(f"{self.__name__}.{name}")
 
 
+TORCH_BUILT = frozenset({"megatron", "transformer_engine", "apex", "mbridge"})  # installed here, but need torch
+
+
 class _StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Last on sys.meta_path: any module nothing else finds (and that is not verl's) is a stand-in."""
+    """Last on sys.meta_path: any module nothing else finds (and that is not verl's) is a stand-in;
+    first: the packages installed here that are built on torch (a stand-in here)."""
+
+    def __init__(self, only: frozenset | None = None):
+        self.only = only
 
     def find_spec(self, fullname, path, target=None):
-        if fullname.split(".")[0] == "verl":
+        top = fullname.split(".")[0]
+        if top == "verl" or (self.only is not None and top not in self.only):
             return None
         return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
 
@@ -151,6 +162,7 @@ def main() -> int:
             except Exception as err:  # noqa: BLE001 (Hydra refuses the launch: verl never starts)
                 configs.append(f"{type(err).__name__}: {err}")
     sys.meta_path.append(_StubFinder())
+    sys.meta_path.insert(0, _StubFinder(TORCH_BUILT))
     _verl_package(verl_dir)
     for config in configs:
         if isinstance(config, str):
@@ -186,9 +198,27 @@ def _run_checks(config) -> None:
     except ImportError:
         validate_config = None
     if validate_config is not None:
+        import inspect
+
         from verl.trainer.ppo.utils import need_critic, need_reference_policy
 
-        validate_config(config, use_reference_policy=need_reference_policy(config), use_critic=need_critic(config))
+        if list(inspect.signature(need_reference_policy).parameters)[:1] == ["role_worker_mapping"]:
+            # verl 0.6, 0.7: over the role mapping the task runner has built by then (main_ppo.py)
+            from verl.trainer.main_ppo import TaskRunner
+
+            for workers in ("fsdp_workers", "megatron_workers", "engine_workers"):
+                # the worker classes are named, not built, by the runner: their modules (torch,
+                # FSDP, Megatron at import) are stand-ins here
+                sys.modules.setdefault(f"verl.workers.{workers}", _StubModule(f"verl.workers.{workers}"))
+            runner = TaskRunner()
+            actor_rollout_cls, _ = runner.add_actor_rollout_worker(config)
+            runner.add_critic_worker(config)
+            runner.add_reward_model_worker(config)
+            runner.add_ref_policy_worker(config, actor_rollout_cls)
+            use_reference_policy = need_reference_policy(runner.role_worker_mapping)
+        else:
+            use_reference_policy = need_reference_policy(config)
+        validate_config(config, use_reference_policy=use_reference_policy, use_critic=need_critic(config))
         return
     from verl.trainer.ppo.ray_trainer import RayPPOTrainer, Role
 

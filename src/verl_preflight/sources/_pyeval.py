@@ -226,6 +226,7 @@ class Evaluator:
         max_steps: int = 5000,
         max_depth: int = 4,
         capture=(),
+        watch=None,
     ):
         self.view = view
         self.calls = calls or {}  # dotted call name -> value, or callable(evaluator, args, kwargs) -> V
@@ -249,6 +250,9 @@ class Evaluator:
         self.statement = 0  # where the reads of the statement being evaluated start
         self.compared: dict = {}  # id(Compare) -> the constants one value was compared with
         self.scope: dict = {}  # the names of the last `run`
+        # watch(node, scope, module, reached): called for the statements in `watch.nodes` when one
+        # is about to run (reached) or is passed over unfollowed (an unknown `if`, a `try`)
+        self.watch = watch
 
     # ---- entry -------------------------------------------------------------------
 
@@ -263,10 +267,11 @@ class Evaluator:
         finally:
             self.frames.pop()
 
-    def call_def(self, module: str, fn: ast.FunctionDef, args: list, bound=None, owner=None, taints=None):
-        """Evaluate `fn(*args)` (a method when `bound`); its value, UNKNOWN when the run ends."""
+    def call_def(self, module: str, fn: ast.FunctionDef, args: list, bound=None, owner=None, taints=None,
+                 kwargs=None, kwtaints=None):
+        """Evaluate `fn(*args, **kwargs)` (a method when `bound`); its value, UNKNOWN when the run ends."""
         try:
-            return self.invoke(_Function(fn, module, bound=bound, owner=owner), args, {}, taints)
+            return self.invoke(_Function(fn, module, bound=bound, owner=owner), args, kwargs or {}, taints, kwtaints)
         except (_Stop, _Return, _Raised, RecursionError):
             return UNKNOWN
 
@@ -450,6 +455,8 @@ class Evaluator:
         if self.steps > self.max_steps:
             raise _Stop
         self.statement = len(self.reads)
+        if self.watch is not None and node in self.watch.nodes:
+            self.watch(node, scope, module, True)
         handler = _STATEMENTS.get(type(node))
         if handler is None:  # try with handlers, while, match, ...: not followed
             self.havoc([node], scope, module)
@@ -555,6 +562,8 @@ class Evaluator:
             self.frames[-1].skipped = True
         for stmt in stmts:
             for node in ast.walk(stmt):
+                if self.watch is not None and node in self.watch.nodes:
+                    self.watch(node, scope, module, False)
                 for target in _targets(node):
                     self.forget(target, scope, module)
                 if isinstance(node, ast.ExceptHandler) and node.name:
@@ -1321,7 +1330,21 @@ def _identity(op, left, right):
     return same if isinstance(op, ast.Is) else not same
 
 
+class Members:
+    """A container the code builds whose membership is known in part: `present` are in it,
+    `unsure` may be (added where the evaluation could not follow), any other value is not."""
+
+    def __init__(self, present, unsure=()):
+        self.present = frozenset(present)
+        self.unsure = frozenset(unsure) - self.present
+
+
 def _membership(op, left, right):
+    if isinstance(right, Members):
+        if not _hashable(left) or left in right.unsure:
+            return UNKNOWN
+        found = left in right.present
+        return found if isinstance(op, ast.In) else not found
     if not isinstance(right, list | tuple | set | frozenset | dict | str | range):
         return UNKNOWN
     if not _plain_value(left) and left is not None:

@@ -9,6 +9,13 @@ runs (installed, fetched with --verl, or the package beside the script) and
 evaluates them on the launch's effective config without running anything
 (verl_preflight.sources.verl_checks): each check that fails, at the override that
 decides it, with verl's own message.
+
+Whether a reference policy or a critic is checked is verl's decision too: verl 0.9
+asks `need_reference_policy(config)`; verl 0.6-0.7 ask it of the role mapping the
+task runner's `add_*_worker` methods build (trainer/main_ppo.py), and verl 0.4-0.5's
+trainer reads `Role.RefPolicy in role_worker_mapping`, built in the task runner's
+`run`. The functions of the entry module that write `role_worker_mapping` are
+evaluated over the launch's config to tell which roles it holds.
 """
 
 from __future__ import annotations
@@ -36,7 +43,10 @@ class VerlCheck(Rule):
     ground_truth = (
         "verl 0.9.1 verl/utils/config.py:88-217 validate_config (called by trainer/main_ppo.py:177), "
         "workers/config/actor.py:195-243 ActorConfig.__post_init__ and validate; verl v0.4.1 "
-        "verl/trainer/ppo/ray_trainer.py RayPPOTrainer._validate_config (called by its __init__)"
+        "verl/trainer/ppo/ray_trainer.py RayPPOTrainer._validate_config (called by its __init__, "
+        "use_reference_policy = Role.RefPolicy in role_worker_mapping at ray_trainer.py:331, the mapping built "
+        "by trainer/main_ppo.py:155-157); verl v0.7.0 trainer/main_ppo.py:242-253 add_ref_policy_worker and "
+        "trainer/ppo/utils.py:72-76 need_reference_policy(role_worker_mapping)"
     )
     bad = "data.train_batch_size=16 actor_rollout_ref.actor.ppo_mini_batch_size=128"
     good = "data.train_batch_size=128 actor_rollout_ref.actor.ppo_mini_batch_size=64"
