@@ -25,7 +25,8 @@ from conftest import ROOT
 SRC = os.path.join(ROOT, "src")
 PACKAGE = "verl_preflight"
 LAYERS = [
-    {"cli", "application", "__main__", "runner", "parallel", "result_cache", "settings", "releases", "discover"},
+    {"cli", "application", "__main__", "runner", "parallel", "result_cache", "settings", "releases", "discover",
+     "user_paths"},
     {"validate", "fix", "suppressions", "reach", "rendering"},
     {"report"},
     {"rules"},

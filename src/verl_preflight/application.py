@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from .edits import apply_edits
 from .report import console
 from .runner import run_files
+from .user_paths import relocate
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 MAX_FIX_PASSES = 10  # a fix can make another possible (a renamed key whose value is then fixed)
@@ -260,6 +261,7 @@ def validate(args) -> int:
 
     def check():
         results, unreadable = run_files(run.files, run.caches, run.opts, args.jobs or 0, results_cache)
+        relocate(results, run.files)
         for r in results:
             r.findings = _reseverity(r.findings, args.severity)
         return results, unreadable
@@ -452,6 +454,7 @@ def matrix(args) -> int:
             console.say(line)
         if unreadable:
             return EXIT_USAGE
+        relocate(results, run.files)
         for r in results:
             r.findings = _reseverity(r.findings, args.severity)
             table.setdefault(r.path, {})[version] = report_matrix.cell(r.findings)

@@ -71,7 +71,8 @@ class ResultCache:
         key = hashlib.sha256()
         from .hydra_stage.tree import hydra_versions
 
-        for part in (tool_fingerprint(), hydra_versions(), digest, repr(source), options_digest(opts)):
+        # the working directory: a relative `source` is resolved from it, the paths are spelled from it
+        for part in (tool_fingerprint(), hydra_versions(), digest, repr(source), options_digest(opts), os.getcwd()):
             key.update(part.encode())
             key.update(b"\0")
         self.key = key.hexdigest()
