@@ -61,6 +61,10 @@ def test_sarif_is_valid_and_complete(bad, capsys):
     assert mb["locations"][0]["physicalLocation"]["region"] == {"startLine": 5, "startColumn": 5}
     assert mb["properties"]["profiles"] == [{"MODE": "a"}, {"MODE": "b"}]
     assert run["tool"]["driver"]["rules"][mb["ruleIndex"]]["id"] == "use-mbridge"
+    # what the run checked against, per script: verl, where it came from, device, stack
+    [(path, targets)] = run["properties"]["targets"].items()
+    assert path.endswith("name.sh") and len(targets) == 1, targets
+    assert targets[0]["target"].startswith("verl 0.9.1 (installed)") and "megatron-core" in targets[0]["target"]
 
 
 def test_github_annotations(bad, capsys):

@@ -8,6 +8,7 @@ from urllib.parse import quote
 
 from .. import __version__
 from ..rules import get
+from .targets import grouped
 
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
@@ -136,6 +137,13 @@ def document(results, findings, source) -> dict:
                 "properties": {
                     "verl_config": source.path if source else None,
                     "verl_version": source.verl_version if source else None,
+                    # what each script's launches were checked against (the text report's
+                    # "checked against" note): verl and where it came from, device, stack
+                    "targets": {
+                        r.path: [{"target": text, "profiles": [p.describe() for p in profiles]}
+                                 for text, profiles in grouped(r)]
+                        for r in results if grouped(r)
+                    },
                 },
             }
         ],
