@@ -5,7 +5,7 @@ VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 # verl releases (wheels, never installed): for --verl tests, the verl-check differential
 # (tests/oracle/verl_start_checks.py) and the recall cases (tests/recall)
-VERL_WHEELS := 0.9.1 0.9.0 0.8.0 0.7.1 0.7.0 0.6.1 0.5.0 0.4.1 0.4.0
+VERL_WHEELS := 0.9.1 0.9.0 0.8.0 0.7.1 0.7.0 0.6.1 0.6.0 0.5.0 0.4.1 0.4.0 0.3.0.post1 0.2.0.post2
 MEGATRON_WHEELS := 0.11.0 0.12.0 0.12.1 0.12.2 0.13.0 0.13.1 0.14.0 0.15.0 0.15.1 0.15.2 0.16.0
 
 .PHONY: validate test setup bench docs fuzz clean

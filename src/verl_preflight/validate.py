@@ -19,7 +19,7 @@ from .hydra_stage.tree import OWN_OPTIONS, has_source, in_verl
 from .launches import LaunchSpec, collapse_key, launch_of, other_program, read_launch
 from .reach import why_unchecked
 from .machine import current_env, installed_stack
-from .rules import for_note, from_problem, repair, run_launch_rules, run_script_rules
+from .rules import for_note, from_problem, remedy, run_launch_rules, run_script_rules
 from .rules.bash.budget import Budget as BudgetRule
 from .rules.bash.unset_variable import UnsetVariable
 from .rules.tool.file_too_large import FileTooLarge
@@ -293,7 +293,7 @@ def _check_launch(launch, profile, caches, opts: Options, script_facts, read_fil
         cache = caches.get(source, search.tree) if search.checkable else caches.main
         if cache is not caches.main:  # what the result depends on besides the run's own tree
             read_file.digests[cache.dependency()] = cache.digest
-        hydra = [from_problem(p) for p in check_launch(spec, config_name, cache, search, repair)]
+        hydra = [from_problem(p) for p in check_launch(spec, config_name, cache, search, remedy)]
         this.findings.extend(f.in_profile(profile) for f in hydra)
         view = build_view(spec, config_name, profile, cache, search.checkable)
         if view is not None:

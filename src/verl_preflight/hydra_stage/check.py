@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import re
 from dataclasses import dataclass, replace
 
 from .grammar import grammar_text, in_script_words
-from .problems import HydraKind, LaunchProblem, Problem, no_repair
+from .problems import GroupCause, HydraKind, LaunchProblem, Problem, no_remedy
 
 
 class Fallback(Exception):
@@ -34,9 +35,10 @@ def is_group_selection(rec: dict, groups) -> bool:
     return rec["package"] is not None or (rec["key"] in groups and rec["value_kind"] != "dict")
 
 
-def check_overrides(cache, config_name: str, overrides: list[str], repair=no_repair) -> list[Problem]:
-    """Every problem of the override list, in Hydra's order; `repair(kind, text, key, tree, source)`
-    gives the mechanical fix of a problem where the composition supports one (the rules own it)."""
+def check_overrides(cache, config_name: str, overrides: list[str], remedy=no_remedy) -> list[Problem]:
+    """Every problem of the override list, in Hydra's order; `remedy(kind, text, key, tree, source,
+    message)` gives (the mechanical fix where the composition supports one, the message with the
+    advice): the rules own both."""
     records = cache.parse(overrides)
     problems = []
     for i, rec in enumerate(records):
@@ -68,22 +70,103 @@ def check_overrides(cache, config_name: str, overrides: list[str], repair=no_rep
     found = _value_problems(cache, config_name, group_lines, snap, overrides, records, value_idx)
     tree = snap["tree"]
     out = []
-    for p in found:
-        p = _with_hint(p, tree)
+    for p in _folded(cache, config_name, group_lines, found, tree):
         if p.index is not None and p.key:
-            p = replace(p, fix=repair(p.kind, overrides[p.index], p.key, tree, cache.source))
+            fix, message = remedy(p, overrides[p.index], tree, cache.source)
+            p = replace(p, fix=fix, message=message)
         out.append(p)
     return out
 
 
-def _with_hint(problem: Problem, tree: dict) -> Problem:
-    """A missing key gets "did you mean" from the composition it was checked against."""
-    if problem.kind is not HydraKind.MISSING_KEY or not problem.key:
-        return problem
-    close = did_you_mean(tree, problem.key)
-    if close is None:
-        return problem
-    return replace(problem, message=f"{problem.message} (did you mean '{close}'?)")
+def _folded(cache, config_name: str, group_lines: tuple, found: list[Problem], tree: dict) -> list[Problem]:
+    """Missing keys that one config group's other option has (the Megatron keys of a launch that
+    composes model_engine=dp): one problem, at the first of them, that names the cause and folds
+    the others in (`related`)."""
+    missing = [p for p in found if p.kind is HydraKind.MISSING_KEY and p.key]
+    if not missing:
+        return found
+    causes = {}
+    for p in missing:
+        cause = _group_cause(cache, config_name, group_lines, p.key, tree)
+        if cause is not None:
+            causes[p.index] = cause
+    by_cause: dict = {}
+    for p in missing:
+        if p.index in causes:
+            by_cause.setdefault(causes[p.index], []).append(p)
+    out, folded = [], set()
+    for p in found:
+        cause = causes.get(p.index)
+        if cause is None:
+            out.append(p)
+            continue
+        if p.index in folded:
+            continue
+        group = by_cause[cause]
+        folded.update(q.index for q in group)
+        keys = tuple(q.key for q in group)
+        out.append(replace(p, cause=replace(cause, keys=keys), related=tuple(q.index for q in group[1:])))
+    return out
+
+
+def _group_cause(cache, config_name: str, group_lines: tuple, key: str, tree: dict) -> GroupCause | None:
+    """The selector group (a `- group: option` of the root config's defaults, as model_engine)
+    whose other option has the section `key` is in (its path exists deeper there than in `tree`,
+    the launch's composition), or None."""
+    depth = _missing_depth(tree, key)
+    for group, default, options in _selectors(cache, config_name):
+        chosen_line = next((g for g in group_lines if g.split("=", 1)[0].lstrip("+") == group), None)
+        chosen = chosen_line.split("=", 1)[1] if chosen_line is not None else default
+        for option in options:
+            if option == chosen:
+                continue
+            lines = tuple(g for g in group_lines if g is not chosen_line) + (f"{group}={option}",)
+            snap = cache.snapshot(config_name, lines)
+            if "tree" in snap and _missing_depth(snap["tree"], key) > depth:
+                return GroupCause(group, chosen, option, chosen_line is not None)
+    return None
+
+
+def _missing_depth(tree: dict, key: str) -> int:
+    """How many parts of `key`'s path `tree` has (all of them: the key is there)."""
+    node = tree
+    parts = key.split(".")
+    for i, part in enumerate(parts):
+        if not isinstance(node, dict) or part not in node:
+            return i
+        node = node[part]
+    return len(parts)
+
+
+def _selectors(cache, config_name: str) -> list[tuple[str, str, list[str]]]:
+    """[(group, default option, options)] of the root config's `- group: option` defaults whose
+    group has more than one option in the config folders (verl's model_engine)."""
+    import yaml
+
+    out = []
+    for d in cache.tree.dirs:
+        path = os.path.join(d, f"{config_name}.yaml")
+        if not os.path.isfile(path):
+            continue
+        try:
+            with open(path, encoding="utf-8") as fh:
+                doc = yaml.safe_load(fh) or {}
+        except (OSError, yaml.YAMLError):
+            return []
+        for entry in doc.get("defaults", []) if isinstance(doc, dict) else []:
+            if not isinstance(entry, dict) or len(entry) != 1:
+                continue
+            (group, default), = entry.items()
+            if not isinstance(group, str) or not isinstance(default, str) or "@" in group or "$" in default:
+                continue
+            options = sorted(
+                f[: -len(".yaml")] for top in cache.tree.dirs if os.path.isdir(os.path.join(top, group))
+                for f in os.listdir(os.path.join(top, group)) if f.endswith(".yaml")
+            )
+            if len(options) > 1:
+                out.append((group, default, options))
+        break
+    return out
 
 
 def typo_of(tree: dict, key: str) -> str | None:
@@ -312,9 +395,7 @@ class FastApply:
 
     @staticmethod
     def _missing(key: str, line: str):
-        return HydraKind.MISSING_KEY, (
-            f"Could not override '{key}': no such key in verl's config. To add it use +{line}"
-        )
+        return HydraKind.MISSING_KEY, f"Could not override '{key}'. To append to your config use +{line}"
 
 
 # ---- the exact path ------------------------------------------------------
@@ -386,7 +467,7 @@ def _close_config_names(tree, name: str) -> list[str]:
     return difflib.get_close_matches(name, sorted(roots), n=2, cutoff=0.6)
 
 
-def check_launch(spec, config_name: str | None, cache, search, repair=no_repair) -> list[LaunchProblem]:
+def check_launch(spec, config_name: str | None, cache, search, remedy=no_remedy) -> list[LaunchProblem]:
     """The Hydra stage for one launch: entry point, root config, then every override.
 
     An override whose value is partly unknown is checked for grammar and for its
@@ -413,13 +494,14 @@ def check_launch(spec, config_name: str | None, cache, search, repair=no_repair)
     open_groups, stop = _open_groups(cache, texts, where)
     if stop is not None:
         return [*found, stop]
-    for p in _whatever_the_options(cache, config_name, texts, open_groups, repair):
+    for p in _whatever_the_options(cache, config_name, texts, open_groups, remedy):
         o = where[p.index] if p.index is not None else None
         if o is not None and not o.known and p.kind is HydraKind.OVERRIDE_ERROR:
             continue  # a type check of the stand-in, not of the script's value
         loc = o.loc if o is not None else spec.loc
         message = in_script_words(o.field, p.message) if o is not None else p.message
-        found.append(LaunchProblem(p.kind, loc, message, p.key, p.fix if o is not None else None))
+        related = tuple((where[i].loc, where[i].key) for i in p.related)
+        found.append(LaunchProblem(p.kind, loc, message, p.key, p.fix if o is not None else None, related=related))
     return found
 
 
@@ -582,7 +664,7 @@ def _consistent(open_groups: list[_OpenGroup], choice) -> bool:
 MAX_OPTION_RUNS = 32
 
 
-def _whatever_the_options(cache, config_name: str, texts: list[str], open_groups: list[_OpenGroup], repair) -> list[Problem]:
+def _whatever_the_options(cache, config_name: str, texts: list[str], open_groups: list[_OpenGroup], remedy) -> list[Problem]:
     """check_overrides with each open selection replaced by each option it could be (up to
     32 runs): the problems every run has (same override, rule and key), in the first run's order.
     A problem keeps its fix only when every run proposes the same one (`+` can be right for one
@@ -590,7 +672,7 @@ def _whatever_the_options(cache, config_name: str, texts: list[str], open_groups
     import itertools
 
     if not open_groups:
-        return check_overrides(cache, config_name, texts, repair)
+        return check_overrides(cache, config_name, texts, remedy)
     choices = [c for c in itertools.product(*(g.lines for g in open_groups)) if _consistent(open_groups, c)]
     common, first = None, None
     fixes: dict[tuple, set] = {}  # (index, kind, key) -> the fixes the runs propose
@@ -598,7 +680,7 @@ def _whatever_the_options(cache, config_name: str, texts: list[str], open_groups
         trial = list(texts)
         for group, line in zip(open_groups, choice, strict=True):
             trial[group.position] = line
-        found = check_overrides(cache, config_name, trial, repair)
+        found = check_overrides(cache, config_name, trial, remedy)
         ids = {(p.index, p.kind, p.key) for p in found}
         for p in found:
             fixes.setdefault((p.index, p.kind, p.key), set()).add(p.fix)

@@ -38,7 +38,9 @@ class Problem:
     kind: HydraKind
     key: str | None
     message: str
-    fix: object = None  # the repair the caller's `repair` proposed (an edits.Fix), where one is certain
+    fix: object = None  # the repair the caller's `remedy` proposed (an edits.Fix), where one is certain
+    cause: GroupCause | None = None  # a missing key that another option of a config group has
+    related: tuple = ()  # the other overrides (positions) of the same cause, folded into this one
 
 
 @dataclass(frozen=True)
@@ -51,8 +53,21 @@ class LaunchProblem:
     key: str | None = None
     fix: object = None
     at_most: str | None = None  # "warning", "info": weaker than the rule's severity here
+    related: tuple = ()  # ((loc, key), ...): the other overrides of the same mistake
 
 
-def no_repair(kind, text, key, tree, source):
-    """The default `repair`: none (a caller that applies no fixes)."""
-    return None
+@dataclass(frozen=True)
+class GroupCause:
+    """Why keys are missing: the launch composes `group=chosen` (`explicit`: the launch selects it;
+    else the root config's default) and the keys are in the config of `group=option`."""
+
+    group: str
+    chosen: str
+    option: str
+    explicit: bool
+    keys: tuple = ()  # every key of the launch this cause explains, in order
+
+
+def no_remedy(problem, text, tree, source):
+    """The default `remedy`: no fix, the stage's own message (a caller without rules)."""
+    return None, problem.message

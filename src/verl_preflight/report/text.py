@@ -51,7 +51,11 @@ def _related(f) -> str:
     """The other overrides of a mistake of several settings: `(see also lines 12, 21)`."""
     if not f.related:
         return ""
-    here = [str(line) if path == f.path else f"{path}:{line}" for path, line, _, _key in f.related]
+    lines = {line for path, line, _, _key in f.related if path == f.path} | {f.line}
+    here = [
+        (f"{line}:{col}" if len(lines) < len(f.related) + 1 else str(line)) if path == f.path else f"{path}:{line}"
+        for path, line, col, _key in f.related
+    ]  # a line and column where several are on one line
     return f" (see also line{'s' if len(here) > 1 else ''} {', '.join(here)})"
 
 

@@ -117,16 +117,23 @@ def for_problem(kind) -> type[Rule]:
     return _by_problem()[kind]
 
 
-def repair(kind, text: str, key: str, tree: dict, source):
-    """The fix the rule owning `kind` makes of one override, or None (the Hydra stage's `repair`)."""
-    cls = _by_problem().get(kind)
-    fix = getattr(cls, "repair", None) if cls is not None and cls.fixable else None
-    return fix(text, key, tree, source) if fix is not None else None
+def remedy(problem, text: str, tree: dict, source):
+    """(the fix, the message with its advice) the rule owning the problem's kind makes of one
+    override's problem (hydra_stage.problems.Problem): its `repair` where it is fixable, its
+    `advise` where it has one (the Hydra stage's `remedy`)."""
+    cls = _by_problem().get(problem.kind)
+    if cls is None:
+        return None, problem.message
+    repair = getattr(cls, "repair", None) if cls.fixable and problem.cause is None else None
+    advise = getattr(cls, "advise", None)
+    fix = repair(text, problem.key, tree, source) if repair is not None else None
+    return fix, (advise(problem, text, tree, source) if advise is not None else problem.message)
 
 
 def from_problem(problem) -> Finding:
     """The finding a located Hydra stage problem (hydra_stage.problems.LaunchProblem) becomes."""
-    return for_problem(problem.kind).emit(problem.loc, problem.message, problem.key, problem.fix, problem.at_most)
+    finding = for_problem(problem.kind).emit(problem.loc, problem.message, problem.key, problem.fix, problem.at_most)
+    return finding.with_related(problem.related) if problem.related else finding
 
 
 @lru_cache(maxsize=1)

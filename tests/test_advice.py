@@ -1,0 +1,112 @@
+"""Advice is the fix: a rename before a `+`, no `+` for a key nothing reads or verl removed, one
+finding that names the cause of many (a config group's other option), and no advice that another
+finding of the same run says fails."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT, SHARED
+
+from verl_preflight.cli import main
+
+WHEELS = os.path.join(ROOT, ".venv", "wheels")
+
+
+def _findings(tmp_path, capsys, body: str, *args: str) -> list[dict]:
+    script = tmp_path / "run.sh"
+    script.write_text(f'python3 -m verl.trainer.main_ppo {body} "$@"\n')
+    main(["--no-cache", "--format", "json", *args, str(script)])
+    return [f for f in json.loads(capsys.readouterr().out)["findings"] if f["rule"] == "override-missing-key"]
+
+
+def test_a_typo_is_told_its_rename_and_no_plus(tmp_path, capsys):
+    [f] = _findings(tmp_path, capsys, "trainer.totl_epochs=3")
+    assert "did you mean 'trainer.total_epochs'?" in f["message"] and "+" not in f["message"], f["message"]
+
+
+def test_a_key_nothing_reads_gets_no_plus(tmp_path, capsys):
+    [f] = _findings(tmp_path, capsys, "trainer.foo_bar_baz=1")
+    assert "nothing in verl reads it" in f["message"] and "+trainer" not in f["message"], f["message"]
+
+
+def test_a_new_key_of_a_dict_typed_field_is_told_its_plus(tmp_path, capsys):
+    [f] = _findings(
+        tmp_path, capsys, "model_engine=megatron actor_rollout_ref.actor.megatron.override_transformer_config.use_flash_attn=True"
+    )
+    assert "To add it use +actor_rollout_ref.actor.megatron.override_transformer_config.use_flash_attn=True" in f["message"]
+
+
+def test_a_key_verl_removed_says_when_and_proposes_no_plus(tmp_path, capsys):
+    [f] = _findings(tmp_path, capsys, "actor_rollout_ref.actor.fsdp_config.grad_offload=False")
+    assert "removed in 0.3.0.post1" in f["message"] and "+" not in f["message"], f["message"]
+    assert "param_offload" not in f["message"]  # a close key that is no typo is not the advice
+
+
+def test_keys_of_another_engine_are_one_finding_that_names_the_choice(tmp_path, capsys):
+    keys = ["actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2",
+            "actor_rollout_ref.actor.megatron.pipeline_model_parallel_size=2",
+            "actor_rollout_ref.actor.megatron.use_mbridge=True"]
+    found = _findings(tmp_path, capsys, " ".join(keys))
+    assert len(found) == 1, [f["message"] for f in found]
+    [f] = found
+    assert "set model_engine=megatron" in f["message"] and "model_engine=dp (the default)" in f["message"]
+    assert "and 2 more keys" in f["message"] and len(f["related"]) == 2
+    assert "+" not in f["message"]
+    # chosen explicitly, it says so
+    [f] = _findings(tmp_path, capsys, "model_engine=dp " + keys[0])
+    assert "composes model_engine=dp:" in f["message"], f["message"]
+
+
+def test_the_key_history_matches_the_releases(tmp_path):
+    """data/verl_key_history.json is what tools/verl_key_history.py writes from the wheels."""
+    from verl_preflight.rules.hydra.override_missing_key import HISTORY
+
+    with open(HISTORY, encoding="utf-8") as fh:
+        shipped = json.load(fh)
+    have = {f.split("-")[1] for f in os.listdir(WHEELS)} if os.path.isdir(WHEELS) else set()
+    if not set(shipped["releases"]) <= have:
+        pytest.skip("make has not downloaded the verl wheels the history is made from")
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
+    import verl_key_history
+
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    for f in os.listdir(WHEELS):
+        if f.startswith("verl-") and f.split("-")[1] in shipped["releases"]:
+            os.symlink(os.path.join(WHEELS, f), wheels / f)
+    assert verl_key_history.history(str(wheels)) == shipped
+
+
+PLUS = re.compile(r"(?:use|instead:) \+([\w.]+)=")
+
+
+def _scripts() -> list[str]:
+    out = sorted(glob.glob(os.path.join(ROOT, "tests", "fixtures", "**", "*.sh"), recursive=True))
+    out += sorted(glob.glob(os.path.join(ROOT, "examples", "**", "*.sh"), recursive=True))
+    corpus = os.path.join(SHARED, "corpus", "verl-v0.7.0", "examples")
+    if os.path.isdir(corpus):
+        out += sorted(glob.glob(os.path.join(corpus, "**", "*.sh"), recursive=True))[:120]
+    return out
+
+
+def test_no_advice_is_refused_by_another_finding_of_the_run(tmp_path):
+    """Every `+key` a finding advises is a key no other finding of the same script and profile
+    says verl refuses (config-field: the dataclass lacks it; override-append-existing: it is there)."""
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"), PYTHONPATH=os.path.join(ROOT, "src"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "verl_preflight", "--format", "json", "-j", "2", *_scripts()],
+        capture_output=True, text=True, env=env, cwd=ROOT, timeout=3000,
+    )
+    doc = json.loads(proc.stdout)
+    refused = {(f["path"], f["key"]) for f in doc["findings"] if f["rule"] in ("config-field", "override-append-existing")}
+    advised = [(f["path"], m.group(1), f["message"]) for f in doc["findings"] for m in PLUS.finditer(f["message"])]
+    assert advised, "the run gives `+` advice somewhere, or the test checks nothing"
+    contradicted = [(p, k, msg) for p, k, msg in advised if (p, k) in refused]
+    assert not contradicted, contradicted[:5]
