@@ -110,3 +110,17 @@ def test_no_advice_is_refused_by_another_finding_of_the_run(tmp_path):
     assert advised, "the run gives `+` advice somewhere, or the test checks nothing"
     contradicted = [(p, k, msg) for p, k, msg in advised if (p, k) in refused]
     assert not contradicted, contradicted[:5]
+
+
+@pytest.mark.parametrize("module,meant", [
+    ("verl.trainer.main_ppo_synk", None),  # main_ppo_sync was verl 0.8.0's only: never offered to 0.9.1
+    ("verl.trainer.mainppo", "verl.trainer.main_ppo"),
+])
+def test_an_unknown_module_is_offered_only_modules_this_verl_has(module, meant, tmp_path, capsys):
+    script = tmp_path / "run.sh"
+    script.write_text(f'python3 -m {module} trainer.total_epochs=1 "$@"\n')
+    main(["--no-cache", "--format", "json", str(script)])
+    [f] = [f for f in json.loads(capsys.readouterr().out)["findings"] if f["rule"] == "unknown-module"]
+    assert "main_ppo_sync" not in f["message"].replace(module, ""), f["message"]
+    if meant:
+        assert f"did you mean {meant}" in f["message"], f["message"]

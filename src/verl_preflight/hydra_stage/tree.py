@@ -383,7 +383,8 @@ def _module_exists(path: str, package_root: str | None, version: str | None, mod
             break
         parent = os.path.join(parent, part)
     prefix = "verl." + ".".join(os.path.relpath(parent, root).split(os.sep)) if parent != root else "verl"
-    candidates = set(ENTRY_POINTS)
+    # the entry points this verl really has (the table names those of every release)
+    candidates = {m for m in ENTRY_POINTS if any(os.path.isfile(c) for c in _module_files(root, m))}
     try:
         names = os.listdir(parent)
     except OSError:
