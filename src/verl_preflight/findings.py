@@ -21,6 +21,7 @@ class Finding:
     profiles: tuple = field(default=())  # (values.Profile, ...) in which it holds; () for script-wide
     fix: Fix | None = None  # how `--fix` repairs it (fix.py), set by a fixable rule
     related: tuple = ()  # ((path, line, column, key), ...): the other overrides a mistake of several involves
+    also: tuple = ()  # (Finding, ...): what other stacks, profiles or rules say of the same mistake here
 
     @staticmethod
     def at(loc, rule: str, severity: str, message: str, key: str | None = None, fix: Fix | None = None) -> Finding:
@@ -50,4 +51,46 @@ def merge_findings(findings) -> list[Finding]:
                 bucket.append(p)
     out = [Finding(*k[:7], tuple(v), k[7], k[8]) for k, v in merged.items()]
     out.sort(key=Finding.sort_key)
+    return out
+
+
+RANK = {s: i for i, s in enumerate(SEVERITIES)}
+
+
+def one_per_mistake(findings, stage_of=lambda rule: None) -> list[Finding]:
+    """One finding per mistake per place: the findings of one key at one place (the stacks of
+    the profiles, or several rules, that see the same setting) become the most severe of them,
+    with the others in `also` (their rule, severity, message and profiles). Of the findings of no
+    key at one word, what Hydra says of a word follows what bash made of it (`stage_of(rule)`: a
+    blank after a backslash, then Hydra's parse error of that blank). Other findings stay as they
+    are."""
+    at_word: dict[tuple, set] = {}
+    for f in findings:
+        if f.key is None and f.line:
+            at_word.setdefault((f.path, f.line, f.column), set()).add(stage_of(f.rule))
+    groups: dict[tuple, list[Finding]] = {}
+    order = []
+    for f in findings:
+        word = (f.path, f.line, f.column)
+        if f.key is not None and f.line:
+            k = (*word, f.key)
+        elif f.line and stage_of(f.rule) in ("bash", "hydra") and {"bash", "hydra"} <= at_word.get(word, set()):
+            k = (*word, None)
+        else:
+            k = (id(f),)
+        if k not in groups:
+            order.append(k)
+        groups.setdefault(k, []).append(f)
+    out = []
+    for k in order:
+        group = groups[k]
+        if len(group) == 1:
+            out.append(group[0])
+            continue
+        # the first of the most severe; at a word, bash's view (the cause) first
+        head = min(group, key=lambda f: (stage_of(f.rule) != "bash" if k[-1] is None else 0, RANK.get(f.severity, len(RANK))))
+        # a finding with its own fix stays itself: --fix reports and refuses fixes by their rule
+        others = tuple(f for f in group if f is not head and f.fix in (None, head.fix))
+        out.append(replace(head, also=others) if others else head)
+        out.extend(f for f in group if f is not head and f not in others)
     return out

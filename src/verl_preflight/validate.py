@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field
 
 from . import fix, suppressions
-from .findings import Finding, merge_findings
+from .findings import Finding, merge_findings, one_per_mistake
 from .hydra_stage.check import check_launch, config_name_of
 from .hydra_stage.tree import ConfigCaches
 from .hydra_stage.tree import OWN_OPTIONS, has_source, in_verl
@@ -92,6 +92,13 @@ class ScriptResult:
     reached: set = field(default_factory=set)  # (path, line, col) of every word passed to a launch (--fix)
     coverage: object = None  # shell.profiles.Choice: the profiles chosen and what they cover (None: pinned)
     unchecked: object = None  # reach.Unchecked: it names a verl entry point and no launch is checked
+
+
+def _stage_of(rule_id: str) -> str | None:
+    from .rules import get
+
+    cls = get(rule_id)
+    return cls.stage if cls is not None else None
 
 
 def note_finding(note) -> Finding:
@@ -208,7 +215,7 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
     findings = fix.resolve(findings, checked, scripts, unseen, elsewhere)
     result.reached = {(f.loc.path, f.loc.line, f.loc.col) for la in checked for f in la.spec.argv if f.loc}
     result.reached |= {(loc.path, loc.line, loc.col) for loc in elsewhere}
-    result.findings = merge_findings(suppressions.apply(findings, texts))
+    result.findings = one_per_mistake(merge_findings(suppressions.apply(findings, texts)), _stage_of)
     result.deps = dict(read_file.digests)
     return result
 

@@ -21,5 +21,7 @@ def render(results, findings) -> str:
         where = f"file={_prop(f.path)},line={max(1, f.line)},col={max(1, f.column)}"
         message = f.message
         message += profile_text(f.profiles)
+        for other in f.also:  # the same mistake, as other stacks or rules see it
+            message += f"\nalso {other.severity}{profile_text(other.profiles)}: {other.message} [{other.rule}]"
         lines.append(f"::{COMMANDS.get(f.severity, 'warning')} {where},title={_prop(f.rule)}::{_data(message)}")
     return "\n".join(lines) + ("\n" if lines else "")

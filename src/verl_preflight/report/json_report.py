@@ -17,6 +17,11 @@ def finding_obj(f) -> dict:
         "profiles": [dict(p.env) for p in f.profiles],
         "assumptions": [[str(a) for a in p.assumptions] for p in f.profiles],
         "related": [{"path": p, "line": ln, "column": c, "key": k} for p, ln, c, k in f.related],
+        # what other stacks, profiles or rules say of the same mistake at this place
+        "also": [
+            {"rule": o.rule, "severity": o.severity, "message": o.message, "profiles": [dict(p.env) for p in o.profiles]}
+            for o in f.also
+        ],
     }
 
 

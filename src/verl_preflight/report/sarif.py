@@ -115,6 +115,12 @@ def document(results, findings, source) -> dict:
                     "assumptions": [[str(a) for a in p.assumptions] for p in f.profiles],
                     "key": f.key,
                     "targets": targets.get(id(f), []),
+                    # what other stacks, profiles or rules say of the same mistake here
+                    "also": [
+                        {"rule": o.rule, "level": LEVELS.get(o.severity, "warning"), "message": o.message,
+                         "profiles": [dict(p.env) for p in o.profiles]}
+                        for o in f.also
+                    ],
                 },
             }
         )
