@@ -6,6 +6,8 @@ Exit codes: 0 clean, 1 errors (or warnings with --strict), 2 could not run; neve
 from __future__ import annotations
 
 import argparse
+import copy
+import functools
 import sys
 
 from . import __version__
@@ -22,6 +24,10 @@ def main(argv=None) -> int:
     try:
         if argv and argv[0] == "render":
             return application.render(_render_args(argv[1:]))
+        if argv and argv[0] == "lsp":
+            from . import lsp
+
+            return lsp.serve(functools.partial(lsp_check_args, _lsp_args(argv[1:])))
         args = _parser().parse_args(argv)
         if args.list_rules or args.explain:
             application.rule_docs(args)
@@ -66,7 +72,8 @@ def _parser() -> argparse.ArgumentParser:
         description="Check verl launch scripts statically: what bash hands verl in every profile, "
         "checked with Hydra's own semantics.",
         epilog="`validate-scripts render SCRIPT...` prints what each profile hands verl "
-        "(`validate-scripts render --help`). `--profile current` checks the one profile this machine "
+        "(`validate-scripts render --help`); `validate-scripts lsp` is the language server for an editor "
+        "(`validate-scripts lsp --help`). `--profile current` checks the one profile this machine "
         "will run. Exit status: 0 no error, 1 errors (or warnings with --strict), 2 could not run.",
     )
     p.add_argument("--version", action="version", version=f"validate-scripts {__version__}")
@@ -270,4 +277,41 @@ def _render_args(argv):
     args.schema = None
     args.excludes = []
     _typed(args)
+    return args
+
+
+def _lsp_args(argv):
+    """`lsp [OPTIONS]`: the options every check of the language server is made with."""
+    p = argparse.ArgumentParser(
+        prog="validate-scripts lsp",
+        description="The language server: speaks LSP on standard input and output, publishes the findings of each "
+        "open shell script as diagnostics, offers the --fix edits as quick fixes, shows on hover over an override "
+        "what each profile hands verl. The project's [tool.validate-scripts] settings apply as for a check from "
+        "the workspace folder.",
+    )
+    p.add_argument("--verl-config", metavar="DIR", help="verl's trainer/config folder")
+    p.add_argument("--verl", metavar="VERSION", action="append", help="check against this verl release's config")
+    p.add_argument("--profile", action="append", metavar="KEY=VAL[,KEY=VAL...]")
+    p.add_argument("--stack", action="append", metavar="PKG=VERSION")
+    _device_option(p)
+    _args_option(p)
+    p.add_argument("--max-profiles", type=int, default=64)
+    p.add_argument("--max-bytes", type=int, default=5 * 1024 * 1024)
+    p.add_argument("--schema", metavar="FILE", help="policy schema (YAML) instead of the shipped one")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    _model_options(p)
+    args = p.parse_args(argv)
+    args.jobs = 1
+    return args
+
+
+def lsp_check_args(given, path: str):
+    """The options of the language server's check of one script (`-`: a buffer with no file), from
+    the working directory: those given after `lsp`, then [tool.validate-scripts] as for a check."""
+    from . import application
+
+    args = copy.copy(given)
+    args.paths = [path]
+    application.apply_settings(args)
+    _typed(args, args.settings.get("stack"))
     return args

@@ -54,20 +54,26 @@ class Recorder:
     """The reader for one script's run: reads like `reader` and remembers what it read.
 
     `digests` maps each path read (or looked for) to the SHA-256 of its bytes, None
-    when it could not be read: exactly what a cached result depends on."""
+    when it could not be read: exactly what a cached result depends on. `buffers` (absolute
+    path -> bytes): texts read in place of those files (an editor's unsaved buffers)."""
 
-    def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES):
+    def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES, buffers: dict | None = None):
         self.max_bytes = max_bytes
+        self.buffers = buffers or {}
         self.digests: dict[str, str | None] = {}
 
     def note(self, path: str, data: bytes | None) -> None:
         self.digests[os.path.abspath(path)] = hashlib.sha256(data).hexdigest() if data is not None else None
 
     def __call__(self, path: str) -> bytes | None:
-        try:
-            data = read_script(path, self.max_bytes)
-        except (ReadError, TooLarge):
+        data = self.buffers.get(os.path.abspath(path))
+        if data is not None and len(data) > self.max_bytes:
             data = None
+        elif data is None:
+            try:
+                data = read_script(path, self.max_bytes)
+            except (ReadError, TooLarge):
+                data = None
         self.note(path, data)
         return data
 

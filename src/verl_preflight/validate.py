@@ -53,6 +53,7 @@ class Options:
     current: bool = False  # --profile current: this machine's environment
     stack: dict = field(default_factory=dict)  # --stack PKG=VERSION and [tool.validate-scripts] stack
     stdin: bytes | None = None  # the script given as `-`
+    buffers: dict | None = None  # an editor's texts (the language server): absolute path -> bytes, read for the file
     probed_device: tuple | None = None  # --profile current: (DEVICE, why) as probed once for the run
     device: str | None = None  # --device gpu|npu: the device every launch is judged on
     devices: object = None  # --profile current: machine.Devices, the devices this machine shows
@@ -128,14 +129,14 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
     (None: the bash stages only)."""
     result = ScriptResult(path)
     try:
-        data = read_script(path, opts.max_bytes) if path != "-" or opts.stdin is None else opts.stdin
+        data = _buffer(path, opts) if path != "-" or opts.stdin is None else opts.stdin
         if len(data) > opts.max_bytes:
             raise TooLarge(path)
     except TooLarge:
         message = f"larger than {opts.max_bytes} bytes: not checked (raise --max-bytes)"
         result.findings.append(FileTooLarge.emit(Loc(path, 1, 1), message))
         return result
-    read_file = Recorder(opts.max_bytes)
+    read_file = Recorder(opts.max_bytes, opts.buffers)
     read_file.note(path, data)
     script = parse_script(path, data)
     findings = [note_finding(n) for n in syntax_notes(script)]
@@ -218,6 +219,13 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
     result.findings = one_per_mistake(merge_findings(suppressions.apply(findings, texts)), _stage_of)
     result.deps = dict(read_file.digests)
     return result
+
+
+def _buffer(path: str, opts: Options) -> bytes:
+    """The script's text: the editor's buffer of it (Options.buffers), else the file."""
+    if opts.buffers and os.path.abspath(path) in opts.buffers:
+        return opts.buffers[os.path.abspath(path)]
+    return read_script(path, opts.max_bytes)
 
 
 def _timed_out(path: str, budget) -> Finding:

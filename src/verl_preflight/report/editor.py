@@ -1,0 +1,53 @@
+"""The text the language server (lsp.py) shows in an editor: a diagnostic's message, a quick
+fix's title, an override's hover. Formatting only: what they say is computed by the pipeline."""
+
+from __future__ import annotations
+
+from .text import profile_text
+
+
+def diagnostic_message(f, all_profiles=None) -> str:
+    """The finding's message and the profiles it holds in (the rule is the diagnostic's code)."""
+    return f"{f.message}{profile_text(f.profiles, all_profiles)}"
+
+
+def not_checked(why: str) -> str:
+    """The one diagnostic of a script the server could not check."""
+    return f"validate-scripts could not check this script: {why}"
+
+
+def fix_title(rule: str, old: str, new: str) -> str:
+    """A quick fix, by the exact text it changes."""
+    if not old:
+        return f"{rule}: insert `{new}`"
+    if not new:
+        return f"{rule}: delete `{old}`"
+    return f"{rule}: replace `{old}` with `{new}`"
+
+
+def hover(key: str, rows) -> str:
+    """Markdown: what each profile hands verl for `key`. `rows`: (profile label, value or None
+    (the word does not reach this profile's launch), the line of the word that sets it when
+    another word than the one under the cursor does, the launch: (module, line))."""
+    launches = list(dict.fromkeys(launch for *_, launch in rows))
+    where = "; ".join(f"{module} at line {line}" for module, line in launches)
+    out = [f"`{key}`: what verl gets ({where})", ""]
+    for label, value, other, _ in rows:
+        if value is None:
+            out.append(f"- {label} → not passed here")
+        else:
+            later = f" (set again at line {other})" if other else ""
+            out.append(f"- {label} → `{value}`{later}")
+    return "\n".join(out)
+
+
+def hover_summary(key: str, rows) -> str:
+    """The same in one line: `key: DEVICE=gpu → 4; DEVICE=npu → 2` (the server's log)."""
+    return f"{key}: " + "; ".join(
+        f"{label} → {value if value is not None else 'not passed'}" for label, value, *_ in rows
+    )
+
+
+def related(key) -> str:
+    """A related place of a mistake of several settings."""
+    return f"also involved: {key}" if key else "also involved"
