@@ -419,3 +419,17 @@ def test_readme_command_runs_as_shown(cmd, shown, tmp_path):
     for line in shown:  # the findings the README shows are the ones the command prints
         if (": error: " in line or ": warning: " in line) and "..." not in line:
             assert line in proc.stdout.splitlines(), line
+
+
+def test_readme_settings_block_names_every_key():
+    """The `[tool.validate-scripts]` sample in README is the tool's key set, and its count says so."""
+    from verl_preflight.settings import KEYS
+
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
+        text = fh.read()
+    settings = text.split("### Settings", 1)[1]
+    block = re.search(r"```toml\n\[tool\.validate-scripts\]\n(.*?)```", settings, re.DOTALL).group(1)
+    written = re.findall(r"(?:^|# or )([a-z][\w-]*) = ", block, re.MULTILINE)  # `verl = ...  # or verl-config = ...`
+    assert sorted(written) == sorted(KEYS)
+    words = {6: "six", 7: "seven", 8: "eight", 9: "nine", 10: "ten"}
+    assert f"The keys are exactly these {words[len(KEYS)]}." in text
