@@ -379,8 +379,18 @@ def _readme_commands():
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
         text = fh.read()
     out = []
-    for block in re.findall(r"```(?:bash)?\n(.*?)```", text, re.DOTALL):
-        lines = block.splitlines()
+    blocks, current = [], None  # fences pair up in order: ```lang opens, ``` closes
+    for line in text.splitlines():
+        if line.startswith("```"):
+            if current is None:
+                current = [] if line.strip() in ("```", "```bash", "```console", "```text") else False
+            else:
+                if current is not False:
+                    blocks.append(current)
+                current = None
+        elif isinstance(current, list):
+            current.append(line)
+    for lines in blocks:
         for i, line in enumerate(lines):
             cmd = line[2:] if line.startswith("$ ") else line
             if "tools/validate_scripts.py" not in cmd or not re.match(r"^([A-Z_]+=\S+ )*python ", cmd):
@@ -411,6 +421,13 @@ def test_readme_command_runs_as_shown(cmd, shown, tmp_path):
         pytest.skip("make has not downloaded the verl wheels")
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src"), XDG_CACHE_HOME=str(tmp_path / "cache"))
     env["VERL_PREFLIGHT_WHEELS"] = wheels
+    if "--profile current" in cmd and any("nvidia-smi -L" in line for line in shown):
+        # README shows this on "a machine whose nvidia-smi -L lists 4 GPUs": that machine's tool
+        tool = tmp_path / "bin" / "nvidia-smi"
+        tool.parent.mkdir()
+        tool.write_text("#!/bin/sh\nfor i in 0 1 2 3; do echo \"GPU $i: NVIDIA H100 80GB HBM3 (UUID: GPU-$i)\"; done\n")
+        tool.chmod(0o755)
+        env["PATH"] = f"{tool.parent}{os.pathsep}{env['PATH']}"
     shell = cmd.replace("> results.sarif", f"> {tmp_path / 'results.sarif'}")
     shell = re.sub(r"(^|\s)python ", rf"\1{sys.executable} ", shell, count=1)
     proc = subprocess.run(["bash", "-c", shell], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
