@@ -3,6 +3,8 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# what the package index answers for the Ascend stack's pins (tests/test_ascend_stack.py reads it)
+ASCEND_STACK := $(VENV)/ascend-stack.json
 # verl releases (wheels, never installed): for --verl tests, the verl-check differential
 # (tests/oracle/verl_start_checks.py) and the recall cases (tests/recall)
 VERL_WHEELS := 0.9.1 0.9.0 0.8.0 0.7.1 0.7.0 0.6.1 0.6.0 0.5.0 0.4.1 0.4.0 0.3.0.post1 0.2.0.post2
@@ -10,7 +12,7 @@ MEGATRON_WHEELS := 0.11.0 0.12.0 0.12.1 0.12.2 0.13.0 0.13.1 0.14.0 0.15.0 0.15.
 
 .PHONY: validate test setup bench docs fuzz clean
 
-setup: $(STAMP)
+setup: $(STAMP) $(ASCEND_STACK)
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
@@ -31,11 +33,16 @@ $(STAMP): pyproject.toml Makefile
 		tar xzf microsoft-jest-sarif-1.0.0-beta.0.tgz package/lib/schemas/sarif-2.1.0-rtm.5.json; fi
 	touch $(STAMP)
 
+# the index-pinned lines of requirements-ascend*.txt on the package index (Python 3.12,
+# aarch64 and x86_64; dry runs, nothing installed): again whenever those files change
+$(ASCEND_STACK): requirements-ascend-base.txt requirements-ascend.txt tools/resolve_ascend_stack.py | $(STAMP)
+	$(VPY) tools/resolve_ascend_stack.py --out $@
+
 validate: $(STAMP)
 	$(VPY) tools/validate_scripts.py examples
 
 # tests in 2+ worker processes (pytest-xdist); bytecode is kept so the many subprocesses start fast
-test: $(STAMP)
+test: $(STAMP) $(ASCEND_STACK)
 	env -u PYTHONDONTWRITEBYTECODE $(VPY) -m pytest -n auto --dist worksteal
 
 bench: $(STAMP)

@@ -27,7 +27,12 @@ EXAMPLES = os.path.join(ROOT, "examples")
 
 
 def make_corpus(dest: str, n: int) -> None:
-    sources = sorted(os.path.join(d, f) for d, _, files in os.walk(EXAMPLES) for f in files if f.endswith(".sh"))
+    sources = sorted(
+        os.path.join(d, f)
+        for d, _, files in os.walk(EXAMPLES)
+        for f in files
+        if f.endswith(".sh") and not f.startswith("install_")  # launch scripts only: the installer has no launch
+    )
     for i in range(n):
         src = sources[i % len(sources)]
         with open(src, encoding="utf-8") as fh:

@@ -59,6 +59,7 @@ def _scripts():
                 if (
                     name.endswith(".sh")
                     and not name.startswith("lib_")
+                    and not name.startswith("install_")  # installers run pip and git: never run by a test
                     and os.path.relpath(path, FIXTURES) not in NOT_RUNNABLE
                 ):
                     out.append(path)

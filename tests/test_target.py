@@ -173,6 +173,26 @@ def test_requirements_and_dockerfiles_beside_the_script(tmp_path, capsys):
     assert stack["mindspeed"]["version"] == "core_r0.16.0" and stack["mindspeed"]["origin"].endswith("Dockerfile")
 
 
+def test_a_commit_pinned_from_a_release_branch_is_that_release_line(tmp_path, capsys):
+    """requirements-ascend.txt pins MindSpeed at a commit of core_r0.18.0 and says so; the
+    stack is MindSpeed core_r0.18.0 (the release line the tool knows arguments for)."""
+    (tmp_path / ".git").mkdir()
+    sha = "1881e01a996074b30d424349237d55a2c608e6b7"
+    (tmp_path / "requirements-ascend.txt").write_text(
+        f"mindspeed @ git+https://gitcode.com/Ascend/MindSpeed.git@{sha}  # branch core_r0.18.0\n"
+        "mindspeed-bridge @ git+https://gitcode.com/Ascend/MindSpeed-Bridge.git@v1.0.0\n"
+    )
+    path = write(tmp_path, f'python3 -m verl.trainer.main_ppo {MEGATRON} trainer.device=npu "$@"\n')
+    (target,) = targets(report(capsys, "--stack", "mindspeed-bridge=v1.0.0", path))
+    assert target["stack"]["mindspeed"]["version"] == "core_r0.18.0"
+    (tmp_path / "requirements-ascend.txt").write_text(
+        f"mindspeed @ git+https://gitcode.com/Ascend/MindSpeed.git@{sha}\n"
+        "mindspeed-bridge @ git+https://gitcode.com/Ascend/MindSpeed-Bridge.git@v1.0.0\n"
+    )
+    (target,) = targets(report(capsys, "--stack", "mindspeed-bridge=v1.0.0", path))
+    assert target["stack"]["mindspeed"]["version"] == sha
+
+
 def test_a_release_without_key_data_is_an_unknown_stack_not_an_error(tmp_path, capsys):
     path = write(
         tmp_path,

@@ -32,15 +32,15 @@
 #   - Megatron-Bridge v0.5.0
 #   - MindSpeed core_r0.18.0
 #   - MegatronAdaptor core_r0.18.0
-#   - TransformerEngineNPU main
-#   - MindSpeed-Ops master
-#   - MindSpeed-Bridge master
+#   - TransformerEngineNPU e40ec34036eb7e04ad11b983f8c6b0dc9fcd88f9  # main
+#   - MindSpeed-Ops dbee3f41b156bb051fc046facf69548400be2be1  # master
+#   - MindSpeed-Bridge d82eec3ce2b31deb82cc5474b6813498efded908  # master
 #   - flash-linear-attention-npu v26.1.0
-#   plus the pip packages decorator, pybind11 and diffusers, on Python 3.12
-#   (Megatron-LM core_v0.18.0 and Megatron-Bridge v0.5.0 do not install on 3.11).
-#   MegatronAdaptor is required by the repatch logic of MindSpeed-Bridge.
-#   The whole stack is pinned in requirements-ascend.txt at the repository
-#   root: source CANN's set_env.sh, then `pip install -r requirements-ascend.txt`.
+#   with torch 2.9.0, torch_npu 2.9.0.post9, vLLM 0.19.1 and vllm-ascend
+#   0.19.1rc1 on Python 3.12 (Megatron-LM core_v0.18.0 and Megatron-Bridge
+#   v0.5.0 do not install on 3.11). MegatronAdaptor is required by the repatch
+#   logic of MindSpeed-Bridge. Pinned in requirements-ascend*.txt at the root;
+#   install in order with examples/ascend_extras/install_mindspeed_bridge.sh.
 #
 # Padded batches (BSHD)
 #   Qwen3.5 mixes Gated Delta Net (GDN) linear attention into its layers.

@@ -37,6 +37,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from .stack import branch_note
 from .values import Loc, shown_path
 
 GPU, NPU = "gpu", "npu"
@@ -111,7 +112,7 @@ def plain_version(package: str, ref: str) -> str:
     """core_v0.18.0 / v0.18.0 / 0.18.0 -> 0.18.0; MindSpeed keeps its branch name (0.16.0 -> core_r0.16.0)."""
     ref = ref.strip()
     if package == "mindspeed":
-        return "core_r" + ref if ref[:1].isdigit() else ref
+        return "core_r" + ref if re.match(r"\d+\.\d+", ref) else ref  # a commit stays a commit
     m = re.fullmatch(r"(?:core_v|core_r|v)?(\d+\.\d+(?:\.\d+)?(?:[.+-]\w+)*)", ref)
     return m.group(1) if m else ref
 
@@ -237,9 +238,13 @@ def file_pins(path: str, text: str, shown: str) -> list[Pin]:
     device = NPU if ("ascend" in name or "npu" in name) else (GPU if ("gpu" in name or "cuda" in name) else None)
     found = []
     for line in text.splitlines():
-        body = line.split(" #")[0].strip()
+        body, _, comment = line.partition(" #")
+        body = body.strip()
         if body and not body.startswith("#"):
-            found.extend(pins_in_line(body))
+            # a commit taken from a release branch (`...@<sha>  # branch core_r0.18.0`) is that
+            # release line: versions are known by branch
+            branch = branch_note(comment)
+            found.extend((package, branch or ref) for package, ref in pins_in_line(body))
     bridge = True if any(p == "mindspeed-bridge" for p, _ in found) else None
     if bridge:
         device = NPU

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from ...findings import Finding
-from ...stack import drift, find_upwards, header_components, requirement_refs
+from ...stack import drift, find_upwards, header_components, requirement_branches, requirement_refs
 from .. import Rule
 
 
@@ -35,7 +35,7 @@ class StackDrift(Rule):
             return []
         pins = requirement_refs(text)
         out = []
-        for name, ref, pinned, line in drift(header, pins):
+        for name, ref, pinned, line in drift(header, pins, requirement_branches(text)):
             what = f"pinned at {pinned}" if pinned else "not pinned"
             out.append(
                 Finding(
