@@ -124,3 +124,20 @@ def test_an_unknown_module_is_offered_only_modules_this_verl_has(module, meant, 
     assert "main_ppo_sync" not in f["message"].replace(module, ""), f["message"]
     if meant:
         assert f"did you mean {meant}" in f["message"], f["message"]
+
+
+def test_a_gdn_flag_in_the_wrong_arm_is_one_finding_that_moves_it(tmp_path, capsys):
+    """use_ascend_gdn=True in the gpu arm: gdn-flag-gate says where it belongs; the stack's view
+    (no TransformerConfig field) is folded into it; nothing advises its partner flag in that arm."""
+    script = tmp_path / "run.sh"
+    script.write_text(
+        'DEVICE=${DEVICE:-gpu}\nACTOR=()\ncase "${DEVICE}" in\n  gpu)\n'
+        "    ACTOR+=(+actor_rollout_ref.actor.megatron.override_transformer_config.use_ascend_gdn=True)\n    ;;\n"
+        "  npu)\n    ACTOR+=(trainer.device=npu)\n    ;;\nesac\n"
+        'python3 -m verl.trainer.main_ppo model_engine=megatron "${ACTOR[@]}" "$@"\n'
+    )
+    main(["--no-cache", "--format", "json", str(script)])
+    found = [f for f in json.loads(capsys.readouterr().out)["findings"] if f["line"] == 5]
+    assert [f["rule"] for f in found] == ["gdn-flag-gate"], found
+    assert [o["rule"] for o in found[0]["also"]] == ["transformer-config-key"]
+    assert "use_triton_gdn" not in json.dumps(found)

@@ -11,7 +11,11 @@ class AscendGdnNeedsTritonOff(Requires):
     id = "ascend-gdn-needs-triton-off"
     severity = "error"
     summary = "use_ascend_gdn=True needs use_triton_gdn=False in the same profile"
-    why = "The two GDN paths of MindSpeed-Bridge exclude each other; verl PR #7335 sets both, together."
+    why = (
+        "The two GDN paths of MindSpeed-Bridge exclude each other; verl PR #7335 sets both, together. Only "
+        "where MindSpeed-Bridge runs (Ascend, the bridge on): elsewhere the flag is in the wrong place, which "
+        "gdn-flag-gate says, and adding its partner there would be wrong advice."
+    )
     ground_truth = "verl PR #7335 (1dda039b9): examples/grpo_trainer/run_qwen3_5_35b_megatron.sh sets both flags"
     bad = "+...override_transformer_config.use_ascend_gdn=True"
     good = "+...override_transformer_config.use_triton_gdn=False\n+...override_transformer_config.use_ascend_gdn=True"
@@ -19,4 +23,5 @@ class AscendGdnNeedsTritonOff(Requires):
         "if": {"key": _OTC + "use_ascend_gdn", "value": True},
         "then": {"key": _OTC + "use_triton_gdn", "value": False},
         "message": "use_ascend_gdn=True needs +" + _OTC + "use_triton_gdn=False in the same profile",
+        "when": {"target": {"device": "npu", "mindspeed-bridge": True}},
     }
