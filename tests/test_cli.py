@@ -78,9 +78,11 @@ def test_text_findings_are_gcc_style_with_locations(tmp_path, capsys):
     assert ("override-missing-key", 5, 5) in by_rule
     assert ("override-missing-key", 7, 70) in by_rule
     assert "did you mean 'trainer.total_epochs'" in out
-    # on GPU use_flash_attn is no TransformerConfig field either (Megatron-Bridge >= 0.5 would fail next)
-    assert ("transformer-config-key", 5, 5) in by_rule
-    assert re.match(r"^1 script, 1 profile, 1 launch: 3 errors, 0 warnings \(\d+\.\d+s\)$", lines[-1])
+    # on GPU use_flash_attn is no TransformerConfig field either (Megatron-Bridge >= 0.5 would fail next):
+    # the same mistake at the same word, a gcc-style note under the one finding
+    assert ("transformer-config-key", 5, 5) not in by_rule
+    assert [line for line in lines if re.match(r"^.+:5:5: note: also error: .+ \[transformer-config-key\]$", line)]
+    assert re.match(r"^1 script, 1 profile, 1 launch: 2 errors, 0 warnings \(\d+\.\d+s\)$", lines[-1])
 
 
 def test_json_finding_shape(tmp_path, capsys):
@@ -89,7 +91,7 @@ def test_json_finding_shape(tmp_path, capsys):
     assert code == 1
     doc = json.loads(out)
     f = doc["findings"][0]
-    assert set(f) == {"path", "line", "column", "rule", "severity", "message", "key", "profiles", "assumptions", "related"}
+    assert set(f) == {"path", "line", "column", "rule", "severity", "message", "key", "profiles", "assumptions", "related", "also"}
     assert f["key"] == "actor_rollout_ref.actor.megatron.override_transformer_config.use_flash_attn"
     assert f["profiles"] == [{}]
     launch = doc["scripts"][0]["profiles"][0]["launches"][0]

@@ -690,10 +690,12 @@ def reported():
         with contextlib.redirect_stdout(buf):
             main(args)
         doc = json.loads(buf.getvalue())
+        # a finding and what it folds in of the same mistake (`also`: another rule's view) alike
         out[corpus] = {
-            (os.path.relpath(f["path"], root), f["line"], f["rule"]): f["severity"]
+            (os.path.relpath(f["path"], root), f["line"], said["rule"]): said["severity"]
             for f in doc["findings"]
-            if f["severity"] in ("error", "warning")
+            for said in (f, *f["also"])
+            if said["severity"] in ("error", "warning")
         }
     return out
 

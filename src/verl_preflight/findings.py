@@ -57,13 +57,14 @@ def merge_findings(findings) -> list[Finding]:
 RANK = {s: i for i, s in enumerate(SEVERITIES)}
 
 
-def one_per_mistake(findings, stage_of=lambda rule: None) -> list[Finding]:
-    """One finding per mistake per place: the findings of one key at one place (the stacks of
-    the profiles, or several rules, that see the same setting) become the most severe of them,
-    with the others in `also` (their rule, severity, message and profiles). Of the findings of no
-    key at one word, what Hydra says of a word follows what bash made of it (`stage_of(rule)`: a
-    blank after a backslash, then Hydra's parse error of that blank). Other findings stay as they
-    are."""
+def one_per_mistake(findings, stage_of=lambda rule: None, concern_of=lambda rule: "value") -> list[Finding]:
+    """One finding per mistake per place: the findings of one rule about one key at one place (one
+    per stack of the profiles), and those of the rules that say the key cannot be there
+    (`concern_of(rule) == "key"`: no such key, no such field, the wrong arm), become the most
+    severe of them, with the others in `also` (their rule, severity, message and profiles). Of the
+    findings of no key at one word, what Hydra says of a word follows what bash made of it
+    (`stage_of(rule)`: a blank after a backslash, then Hydra's parse error of that blank). Other
+    findings stay as they are: two relations a value breaks are two mistakes."""
     at_word: dict[tuple, set] = {}
     for f in findings:
         if f.key is None and f.line:
@@ -73,7 +74,7 @@ def one_per_mistake(findings, stage_of=lambda rule: None) -> list[Finding]:
     for f in findings:
         word = (f.path, f.line, f.column)
         if f.key is not None and f.line:
-            k = (*word, f.key)
+            k = (*word, f.key, "key" if concern_of(f.rule) == "key" else f.rule)
         elif f.line and stage_of(f.rule) in ("bash", "hydra") and {"bash", "hydra"} <= at_word.get(word, set()):
             k = (*word, None)
         else:
@@ -88,7 +89,8 @@ def one_per_mistake(findings, stage_of=lambda rule: None) -> list[Finding]:
             out.append(group[0])
             continue
         # the first of the most severe; at a word, bash's view (the cause) first
-        head = min(group, key=lambda f: (stage_of(f.rule) != "bash" if k[-1] is None else 0, RANK.get(f.severity, len(RANK))))
+        word_level = len(k) == 4 and k[-1] is None
+        head = min(group, key=lambda f: (stage_of(f.rule) != "bash" if word_level else 0, RANK.get(f.severity, len(RANK))))
         # a finding with its own fix stays itself: --fix reports and refuses fixes by their rule
         others = tuple(f for f in group if f is not head and f.fix in (None, head.fix))
         out.append(replace(head, also=others) if others else head)

@@ -102,6 +102,13 @@ def _stage_of(rule_id: str) -> str | None:
     return cls.stage if cls is not None else None
 
 
+def _concern_of(rule_id: str) -> str:
+    from .rules import get
+
+    cls = get(rule_id)
+    return cls.concern if cls is not None else "value"
+
+
 def note_finding(note) -> Finding:
     """A shell note as a finding of the bash rule of the same id."""
     return for_note(note.kind).from_note(note)
@@ -216,7 +223,7 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
     findings = fix.resolve(findings, checked, scripts, unseen, elsewhere)
     result.reached = {(f.loc.path, f.loc.line, f.loc.col) for la in checked for f in la.spec.argv if f.loc}
     result.reached |= {(loc.path, loc.line, loc.col) for loc in elsewhere}
-    result.findings = one_per_mistake(merge_findings(suppressions.apply(findings, texts)), _stage_of)
+    result.findings = one_per_mistake(merge_findings(suppressions.apply(findings, texts)), _stage_of, _concern_of)
     result.deps = dict(read_file.digests)
     return result
 

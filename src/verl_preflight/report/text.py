@@ -42,13 +42,13 @@ RESET = "\033[0m"
 
 
 def finding_line(f, color: bool = False, all_profiles=None) -> str:
-    """The finding's line, and one indented line for each other thing said of the same mistake
-    (another stack's or rule's view: `    also ...`)."""
+    """The finding's line, and a gcc-style note at the same place for each other thing said of
+    the same mistake (another stack's or rule's view: `path:line:col: note: also warning ...`)."""
     where = f"{f.path}:{f.line}:{f.column}" if f.line else f.path
     severity = f"{COLORS[f.severity]}{f.severity}{RESET}" if color and f.severity in COLORS else f.severity
     line = f"{where}: {severity}: {f.message}{_related(f)} [{f.rule}]{profile_text(f.profiles, all_profiles)}"
     for other in f.also:
-        line += f"\n    also {other.severity}{profile_text(other.profiles, all_profiles)}: {other.message} [{other.rule}]"
+        line += f"\n{where}: note: also {other.severity}{profile_text(other.profiles, all_profiles)}: {other.message} [{other.rule}]"
     return line
 
 

@@ -39,6 +39,9 @@ class Rule:
     note: ClassVar[object] = None  # a bash rule: the shell.notes.NoteKind it reports
     problem: ClassVar[object] = None  # a Hydra rule: the hydra_stage.problems.HydraKind it reports
     scope: ClassVar[str | None] = None  # "launch" or "script" for policy rules with a check
+    # "key": the rule says a key cannot be where it is (no such key, no such field, the wrong arm);
+    # what several such rules say of one key at one place is one mistake, reported once
+    concern: ClassVar[str] = "value"
     default_params: ClassVar[dict] = {}
     # why no fixture can make this rule fire (None: it has bad.sh and good.sh fixtures)
     no_fixture: ClassVar[str | None] = None

@@ -16,6 +16,7 @@ from .. import Rule
 class OverrideMissingKey(Rule):
     id = "override-missing-key"
     severity = "error"
+    concern = "key"  # one mistake with the other rules that say a key cannot be here
     stage = "hydra"
     problem = HydraKind.MISSING_KEY  # the Hydra stage problem it reports
     summary = "`key=value` on a key verl's config does not have"

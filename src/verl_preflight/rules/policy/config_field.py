@@ -98,6 +98,7 @@ def addable(source, tree: dict, key: str) -> str | None:
 class ConfigField(Rule):
     id = "config-field"
     severity = "error"
+    concern = "key"  # one mistake with the other rules that say a key cannot be here
     stage = "policy"
     scope = "launch"
     summary = "a `+key` that adds a field the config's dataclass does not have"

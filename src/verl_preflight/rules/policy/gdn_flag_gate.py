@@ -10,6 +10,7 @@ _OTC = "actor_rollout_ref.{role}.megatron.override_transformer_config.{flag}"
 class GdnFlagGate(AllowedOnlyWhen):
     id = "gdn-flag-gate"
     severity = "error"
+    concern = "key"  # one mistake with the other rules that say a key cannot be here
     summary = "the Ascend GDN flags only where the launch runs on Ascend with MindSpeed-Bridge"
     why = (
         "use_ascend_gdn / use_triton_gdn select MindSpeed-Bridge's Ascend kernels (verl PR #7335); they are "

@@ -11,6 +11,7 @@ REF = "actor_rollout_ref.ref.megatron.override_transformer_config."
 class RefTransformerConfig(Rule):
     id = "ref-transformer-config"
     severity = "warning"
+    concern = "key"  # one mistake with the other rules that say a key cannot be here
     stage = "policy"
     scope = "launch"
     summary = "the ref sets override_transformer_config keys of its own: the actor's no longer reach it"

@@ -51,6 +51,7 @@ def _in_other_versions(name: str, core: str) -> list[str]:
 class TransformerConfigKey(Rule):
     id = "transformer-config-key"
     severity = "error"
+    concern = "key"  # one mistake with the other rules that say a key cannot be here
     stage = "policy"
     scope = "launch"
     summary = "override_transformer_config keys must be read by the stack the launch meets"
