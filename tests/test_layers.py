@@ -7,7 +7,7 @@ layers, top to bottom (design.md, "Layers"):
     pipeline  validate, fix, suppressions, reach, rendering
     report    report/                        formatting only
     rules     rules/                         each rule: id, doc, check or mapping, fix
-    stages    target, target_config, hydra_stage/, launches, layout, stack, machine (this machine's facts)
+    stages    target, target_config, hydra_stage/, launches, layout, memory, stack, machine (this machine's facts)
     readers   shell/ (bash only), sources/ (verl, Megatron, MindSpeed code)
     base      values, source, edits, findings, data
 
@@ -30,7 +30,7 @@ LAYERS = [
     {"validate", "fix", "suppressions", "reach", "rendering"},
     {"report"},
     {"rules"},
-    {"target", "target_config", "hydra_stage", "launches", "layout", "stack", "machine"},
+    {"target", "target_config", "hydra_stage", "launches", "layout", "memory", "stack", "machine"},
     {"shell", "sources"},
     {"values", "source", "edits", "findings", "data", ""},
 ]

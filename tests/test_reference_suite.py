@@ -18,28 +18,26 @@ model's shape in src/verl_preflight/data/models.yaml:
   with rollout EP > 1, verl asserts rollout EP == rollout TP x rollout DP.
 * rollout weights per device (bf16, 2 bytes a parameter), below
   gpu_memory_utilization x device memory. With rollout EP == 1 each replica
-  shards all weights over rollout TP: 2 x total_B / TP GB. With rollout EP > 1
-  the routed experts are spread over the EP devices and the rest over TP;
-  the "rest" is bounded by the active parameters (attention, embeddings,
-  shared expert and, counted high, the routed experts one token uses):
-  2 x (active_B / TP + (total_B - active_B) / EP) GB.
-* optimizer-step peak per device of the actor (Adam, Megatron distributed
-  optimizer): bf16 weights (2 bytes) + fp32 grads (4) + fp32 master weights
-  and Adam m, v (12 bytes, sharded). Per device, the actor holds
-  dense = active_B x s / TP and experts = (total_B - active_B) x s / (EP x ETP)
-  billion parameters, s = (layers on its largest pipeline stage) / layers.
-  The optimizer states of dense weights are sharded over the data-parallel
-  ranks including context parallel, world / (TP x PP); those of experts over
-  the expert-data-parallel ranks, world / (ETP x EP x PP). Offload: verl's
-  megatron.param_offload / optimizer_offload move state to the host between
-  phases and back for the step, so they do not lower this peak; Megatron's
-  CPU optimizer (override_optimizer_config.optimizer_cpu_offload=True) keeps
-  the fraction optimizer_offload_fraction (Megatron's default 0.0) of the
+  shards all weights over rollout TP: 2 x total / TP. With rollout EP > 1 the
+  routed experts are spread over the EP devices and the rest over TP:
+  2 x (not-expert / TP + experts / EP).
+* the parameter terms of the actor update on its worst pipeline stage: bf16
+  weights (2 bytes) + fp32 grads (4) + fp32 master weights and Adam m, v (12
+  bytes, sharded). The optimizer states of dense weights are sharded over the
+  data-parallel ranks including context parallel, world / (TP x PP); those of
+  experts over the expert-data-parallel ranks, world / (ETP x EP x PP).
+  Offload: verl's megatron.param_offload / optimizer_offload move state to the
+  host between phases and back for the step, so they do not lower this peak;
+  Megatron's CPU optimizer (override_optimizer_config.optimizer_cpu_offload=True)
+  keeps the fraction optimizer_offload_fraction (Megatron's default 0.0) of the
   12-byte states on the host.
+The parameters a stage holds are counted by hand from models.yaml's shapes
+(tests/memory_by_hand.py, apart from the validator's memory.py); activations,
+logits and the KV cache are checked per reference profile in tests/test_memory.py.
 
-The formulas live in src/verl_preflight/layout.py, which the validator's
-model-shape and memory-estimate rules and `render`'s summary use too; this test
-reads each launch's layout on its own (from the validator's JSON overrides) and
+The validator's own formulas live in src/verl_preflight/layout.py and memory.py,
+which its model-shape and memory-estimate rules and `render`'s summary use; this
+test reads each launch's layout on its own (from the validator's JSON overrides) and
 checks that the validator flags the regression fixtures with those rules and
 reports nothing on the reference scripts, in every profile.
 
@@ -59,6 +57,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
+import memory_by_hand as by_hand
 import pytest
 from conftest import FIXTURES, ROOT
 
@@ -66,11 +65,9 @@ from verl_preflight.layout import (
     DEVICE_MEMORY_GB,
     Role,
     models,
-    rollout_weights_gb,
     stage_layers,
 )
 from verl_preflight.layout import model_for as table_model_for
-from verl_preflight.layout import optimizer_peak_gb as layout_optimizer_peak_gb
 
 MODELS_YAML = os.path.join(ROOT, "src", "verl_preflight", "data", "models.yaml")
 TOOL = os.path.join(ROOT, "tools", "validate_scripts.py")
@@ -253,11 +250,22 @@ def layout(env: str, overrides) -> Layout:
 
 
 # --------------------------------------------------------------------------
-# The arithmetic (stage_layers, rollout_weights_gb: verl_preflight.layout)
+# The arithmetic (stage_layers: verl_preflight.layout; parameters: memory_by_hand)
 # --------------------------------------------------------------------------
-def optimizer_peak_gb(shape: dict, role: Role, world: int, cpu_fraction: float) -> float:
-    total, active = shape["total_params_b"], shape["active_params_b"]
-    return layout_optimizer_peak_gb(shape["layers"], total, active, role, world, cpu_fraction)
+def parameter_terms_gb(shape: dict, role: Role, world: int, cpu_fraction: float) -> tuple[int, float]:
+    """(stage index, weights + grads + optimizer GB) of the actor's worst stage."""
+    stages = stage_layers(shape["layers"], role.pp, role.first, role.last) or [shape["layers"] // role.pp] * role.pp
+    best = (0, 0.0)
+    for s in range(role.pp):
+        t = by_hand.update_gb(shape, stages, s, role.tp, role.pp, role.ep, role.etp, world, cpu_fraction, 0, 0, True)
+        total = t["weights"] + t["grads"] + t["optimizer"]
+        if total > best[1]:
+            best = (s, total)
+    return best
+
+
+def rollout_weights_gb(shape: dict, lay: Layout) -> float:
+    return by_hand.rollout_weights_gb(shape, lay.rollout_tp, lay.rollout_ep)
 
 
 def problems(lay: Layout) -> list[tuple[str, str]]:
@@ -288,14 +296,14 @@ def problems(lay: Layout) -> list[tuple[str, str]]:
         if shape["experts"] % lay.rollout_ep:
             out.append(("rollout-ep", f"{shape['experts']} experts not divisible by rollout EP={lay.rollout_ep}"))
     memory = DEVICE_MEMORY_GB[lay.device]
-    weights = rollout_weights_gb(shape["total_params_b"], shape["active_params_b"], lay.rollout_tp, lay.rollout_ep)
+    weights = rollout_weights_gb(shape, lay)
     if weights >= lay.rollout_util * memory:
         out.append(
             ("rollout-memory", f"rollout weights {weights:.1f} GB/device >= {lay.rollout_util} x {memory:.0f} GB")
         )
-    peak = optimizer_peak_gb(shape, lay.actor, lay.world, lay.cpu_optimizer_fraction)
+    _, peak = parameter_terms_gb(shape, lay.actor, lay.world, lay.cpu_optimizer_fraction)
     if peak > memory:
-        out.append(("optimizer-memory", f"optimizer step {peak:.1f} GB/device > {memory:.0f} GB"))
+        out.append(("optimizer-memory", f"actor weights, grads and optimizer {peak:.1f} GB/device > {memory:.0f} GB"))
     return out
 
 
@@ -304,11 +312,9 @@ def numbers(lay: Layout) -> dict:
     return {
         "layers%PP": shape["layers"] % lay.actor.pp,
         "stages": stage_layers(shape["layers"], lay.actor.pp, lay.actor.first, lay.actor.last),
-        "rollout_gb": round(
-            rollout_weights_gb(shape["total_params_b"], shape["active_params_b"], lay.rollout_tp, lay.rollout_ep), 2
-        ),
+        "rollout_gb": round(rollout_weights_gb(shape, lay), 2),
         "budget_gb": round(lay.rollout_util * DEVICE_MEMORY_GB[lay.device], 2),
-        "optimizer_gb": round(optimizer_peak_gb(shape, lay.actor, lay.world, lay.cpu_optimizer_fraction), 2),
+        "parameter_terms_gb": round(parameter_terms_gb(shape, lay.actor, lay.world, lay.cpu_optimizer_fraction)[1], 2),
     }
 
 
@@ -363,7 +369,9 @@ def test_validator_is_clean_on_the_reference_scripts_in_every_profile():
 
 def test_render_summary_shows_the_numbers_computed_here(capsys):
     """`render` reads each launch through the validator's own view (verl's defaults and
-    interpolations); its estimate must equal this test's reading of the JSON overrides."""
+    interpolations); its rollout weights and the parameter terms of its worst actor stage must
+    agree with this test's reading of the JSON overrides and the by-hand counts (3%: the hand
+    count leaves out norms, biases and small GDN and vision terms)."""
     import re
 
     from verl_preflight.cli import main
@@ -376,16 +384,40 @@ def test_render_summary_shows_the_numbers_computed_here(capsys):
             m = re.match(r"^# (\S+) \[(.*)\]: ", line)
             if m:
                 profile = (m.group(1), ",".join(sorted(m.group(2).split(" "))))
-            m = re.match(r"^#   memory estimate, (rollout weights|actor optimizer step) .* = ([\d.]+) GB of ", line)
+            m = re.match(r"^#     rollout: weights ([\d.]+) ", line)
             if m:
-                rendered.setdefault(profile, {})[m.group(1)] = float(m.group(2))
+                rendered.setdefault(profile, {})["rollout"] = float(m.group(1))
+            m = re.match(
+                r"^#     actor update, worst stage (\d+)/\d+ .*: "
+                r"weights ([\d.]+) \+ grads ([\d.]+) \+ optimizer ([\d.]+)",
+                line,
+            )
+            if m:
+                terms = sum(float(m.group(i)) for i in (2, 3, 4))
+                rendered.setdefault(profile, {})["stage"] = (int(m.group(1)) - 1, terms)
     for script, env, overrides in validator_launches(tuple(REFERENCE)):
-        want = numbers(layout(env, overrides))
+        lay = layout(env, overrides)
+        shape = models()[lay.model]
         got = rendered[(script, env)]
-        assert got == {
-            "rollout weights": round(want["rollout_gb"], 1),
-            "actor optimizer step": round(want["optimizer_gb"], 1),
-        }, (script, env)
+        assert got["rollout"] == pytest.approx(rollout_weights_gb(shape, lay), rel=0.03, abs=0.1), (script, env)
+        index, terms = got["stage"]
+        stages = stage_layers(shape["layers"], lay.actor.pp, lay.actor.first, lay.actor.last)
+        mine = by_hand.update_gb(
+            shape,
+            stages,
+            index,
+            lay.actor.tp,
+            lay.actor.pp,
+            lay.actor.ep,
+            lay.actor.etp,
+            lay.world,
+            lay.cpu_optimizer_fraction,
+            0,
+            0,
+            True,
+        )
+        want = mine["weights"] + mine["grads"] + mine["optimizer"]
+        assert terms == pytest.approx(want, rel=0.03, abs=0.15), (script, env, index)
 
 
 def test_layout_fixtures_are_the_listed_ones():
@@ -422,17 +454,20 @@ def test_the_numbers_the_issue_names():
     assert stage_layers(94, 16, None, None) is None
     assert stage_layers(94, lay.actor.pp, lay.actor.first, lay.actor.last) == [5] + [6] * 14 + [5]
     assert (lay.ref.first, lay.ref.last) == (5, 5)
-    # 397B: a TP-only replica holds ~99 GB of weights per GPU; with rollout EP 128 about 10 GB
-    assert rollout_weights_gb(397, 17, 8, 1) == pytest.approx(99.25)
+    # 397B: a TP-only replica holds ~99 GB of weights per GPU (396.8B x 2 B / 8); with rollout EP 128
+    # about 8.6 GB (10.2B not in routed experts over TP 8, 386.5B of experts over EP 128)
+    q397 = models()["Qwen3.5-397B-A17B"]
+    assert by_hand.rollout_weights_gb(q397, 8, 1) == pytest.approx(99.2, abs=0.1)
     gpu = _launch("run_qwen3_5_397b_megatron.sh", DEVICE="gpu")
     assert (gpu.rollout_tp, gpu.rollout_dp, gpu.rollout_ep) == (8, 16, 128)
-    assert rollout_weights_gb(397, 17, 8, 128) == pytest.approx(2 * (17 / 8 + 380 / 128))
-    # 35B on 8 GPUs: 11 GB weights + 22 GB grads + 52.5 GB states = 85.5 GB without the CPU optimizer
+    assert by_hand.rollout_weights_gb(q397, 8, 128) == pytest.approx(2 * (10.22 / 8 + 386.55 / 128), abs=0.01)
+    # 35B on 8 GPUs: 11 GB weights + 22 GB grads + ~52.7 GB Adam states without the CPU optimizer
+    # (4.0B of experts a GPU with one expert-data-parallel copy: 48.3 GB; 1.46B else over DP 4: 4.4 GB)
     gpu35 = _launch("run_qwen3_5_35b_megatron.sh", DEVICE="gpu")
     shape = models()["Qwen3.5-35B-A3B"]
-    assert optimizer_peak_gb(shape, gpu35.actor, 8, 0.0) == pytest.approx(85.5)
+    assert parameter_terms_gb(shape, gpu35.actor, 8, 0.0)[1] == pytest.approx(85.6, abs=0.3)
     assert gpu35.cpu_optimizer_fraction == 1.0
-    assert optimizer_peak_gb(shape, gpu35.actor, 8, 1.0) == pytest.approx(33.0)
+    assert parameter_terms_gb(shape, gpu35.actor, 8, 1.0)[1] == pytest.approx(32.9, abs=0.2)
 
 
 def test_a_ref_key_replaces_the_inherited_transformer_config():

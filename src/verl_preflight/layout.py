@@ -13,32 +13,22 @@ num_layers_in_first/last_pipeline_stage are set; then the stages between
 share the rest evenly; with a virtual pipeline size each stage's layers are
 divisible by it.
 
-Memory, an estimate (bf16 = 2 bytes a parameter):
-* rollout weights per device: 2 x total_B / TP with rollout EP <= 1; with
-  rollout EP > 1 the routed experts are spread over EP devices and the rest,
-  bounded high by the active parameters, over TP:
-  2 x (active_B / TP + (total_B - active_B) / EP) GB.
-* actor optimizer-step peak per device (Adam, Megatron distributed optimizer):
-  bf16 weights (2 bytes) + fp32 grads (4) + fp32 master weights and Adam m, v
-  (12, sharded). The device holds dense = active_B x s / TP and
-  experts = (total_B - active_B) x s / (EP x ETP) billion parameters,
-  s = (layers of its largest pipeline stage) / layers. Dense optimizer states
-  are sharded over world / (TP x PP) ranks (data x context parallel), expert
-  states over world / (ETP x EP x PP). Megatron's CPU optimizer keeps the
-  fraction optimizer_offload_fraction (Megatron's default 0.0) of the
-  12-byte states on the host;
-  verl's param_offload / optimizer_offload bring everything back for the step.
+Memory: the formulas are src/verl_preflight/memory.py's (per pipeline stage: weights, gradients,
+optimizer states, activations in flight, logits; the rollout's weights and KV cache); here the
+launch's keys are read into its inputs (`estimate`), for the memory-estimate rule and `render`.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
+from . import memory as mem
+
 DEVICE_MEMORY_GB = {"gpu": 80.0, "npu": 64.0}  # stated defaults: an 80 GB GPU, a 64 GB Ascend die
-BF16, FP32_GRAD, ADAM_STATES = 2, 4, 12  # bytes a parameter
 
 
 @dataclass(frozen=True)
@@ -57,6 +47,8 @@ class Shape:
     max_position_embeddings: int | None = None  # None: not known
     rope_scaling: dict | None = None
     rope_known: bool = False  # whether rope_scaling (None: no scaling) is known
+    arch: mem.Arch | None = None  # every number the memory model needs; None when some are not known
+    missing: tuple = ()  # the shape's numbers that are not known (why there is no arch)
 
     @property
     def has_params(self) -> bool:
@@ -77,6 +69,8 @@ class Role:
     vpp: int | None = None  # virtual_pipeline_model_parallel_size
     counted: int = 0  # the embedding and the loss counted as layers (account_for_*_in_pipeline_split)
     given_layout: bool = False  # pipeline_model_parallel_layout names each stage's layers itself
+    embedding_counted: bool = False  # account_for_embedding_in_pipeline_split (the rest of `counted`: the loss)
+    recompute: mem.Recompute = field(default_factory=mem.Recompute)  # recompute_granularity/method/num_layers
 
 
 # --------------------------------------------------------------------------
@@ -111,6 +105,31 @@ def shape_from_table(name: str, path: str | None = None) -> Shape:
     for text, fields in (e.get("variants") or {}).items():
         if text.lower() in leaf:
             e.update(fields)
+    arch, missing = _arch(
+        {
+            "num_hidden_layers": e.get("layers"),
+            "hidden_size": e.get("hidden_size"),
+            "vocab_size": e.get("vocab_size"),
+            "num_attention_heads": e.get("attention_heads"),
+            "num_key_value_heads": e.get("query_groups"),
+            "head_dim": e.get("head_dim"),
+            "tie_word_embeddings": e.get("tie_word_embeddings"),
+            "num_experts": e.get("experts"),
+            "num_experts_per_tok": e.get("active_experts"),
+            "moe_intermediate_size": e.get("moe_intermediate_size"),
+            "shared_expert_intermediate_size": e.get("shared_expert_intermediate_size"),
+            "attn_output_gate": e.get("attn_output_gate"),
+            "full_attention_interval": e.get("full_attention_interval"),
+            "linear_num_key_heads": e.get("gdn_qk_heads"),
+            "linear_num_value_heads": e.get("gdn_v_heads"),
+            "linear_key_head_dim": e.get("gdn_qk_head_dim"),
+            "linear_value_head_dim": e.get("gdn_v_head_dim"),
+            "linear_conv_kernel_dim": e.get("gdn_conv_kernel"),
+        },
+        qk_norm=bool(e.get("qk_norm")),
+        vision=e.get("vision"),
+        gdn="gdn_qk_heads" in e or "gdn_v_heads" in e,
+    )
     return Shape(
         name=name,
         source="models.yaml",
@@ -121,11 +140,101 @@ def shape_from_table(name: str, path: str | None = None) -> Shape:
         gdn_v_heads=e.get("gdn_v_heads"),
         experts=e.get("experts") or 0,
         gdn="gdn_qk_heads" in e or "gdn_v_heads" in e,
-        total_params_b=e.get("total_params_b"),
-        active_params_b=e.get("active_params_b"),
+        total_params_b=_billions(arch, "total") or e.get("total_params_b"),
+        active_params_b=_billions(arch, "active") or e.get("active_params_b"),
         max_position_embeddings=e.get("max_position_embeddings"),
         rope_scaling=e.get("rope_scaling"),
         rope_known="rope_scaling" in e,
+        arch=arch,
+        missing=missing,
+    )
+
+
+def _billions(arch: mem.Arch | None, which: str) -> float | None:
+    if arch is None:
+        return None
+    return round(getattr(mem.counts(arch), which) / 1e9, 2)
+
+
+# what the memory model needs (config.json names), and defaults Hugging Face's Qwen configs give
+_NEEDED = ("num_hidden_layers", "hidden_size", "vocab_size", "num_attention_heads")
+_GDN_NEEDED = (
+    "linear_num_key_heads",
+    "linear_num_value_heads",
+    "linear_key_head_dim",
+    "linear_value_head_dim",
+    "linear_conv_kernel_dim",
+)
+_VISION_NEEDED = (
+    "depth",
+    "hidden_size",
+    "intermediate_size",
+    "patch_size",
+    "temporal_patch_size",
+    "spatial_merge_size",
+    "in_channels",
+    "num_position_embeddings",
+    "out_hidden_size",
+)
+
+
+def _arch(c: dict, qk_norm: bool, vision, gdn: bool) -> tuple[mem.Arch | None, tuple]:
+    """The memory model's Arch from config.json-named numbers, or (None, the names missing)."""
+
+    def num(name):
+        v = c.get(name)
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+    missing = [n for n in _NEEDED if not num(n)]
+    heads = num("num_attention_heads")
+    experts = num("num_experts") or 0
+    if experts:
+        missing += [n for n in ("num_experts_per_tok", "moe_intermediate_size") if not num(n)]
+    elif not num("intermediate_size"):
+        missing.append("intermediate_size")
+    if gdn:
+        missing += [n for n in _GDN_NEEDED if not num(n)]
+        if not num("full_attention_interval"):
+            missing.append("full_attention_interval")
+    if gdn and not num("head_dim"):
+        missing.append("head_dim")  # hybrid models state it (Qwen3.5: 256, not hidden / heads)
+    if c.get("tie_word_embeddings") is None:
+        missing.append("tie_word_embeddings")
+    v = None
+    if isinstance(vision, dict):
+        absent = [f"vision_config.{n}" for n in _VISION_NEEDED if not isinstance(vision.get(n), int)]
+        if absent:
+            missing += absent
+        else:
+            v = mem.Vision(*(vision[n] for n in _VISION_NEEDED))
+    if missing:
+        return None, tuple(missing)
+    hidden = num("hidden_size")
+    return (
+        mem.Arch(
+            layers=num("num_hidden_layers"),
+            hidden=hidden,
+            vocab=num("vocab_size"),
+            heads=heads,
+            kv_heads=num("num_key_value_heads") or heads,
+            head_dim=num("head_dim") or hidden // heads,
+            tied=bool(c.get("tie_word_embeddings")),
+            experts=experts,
+            top_k=num("num_experts_per_tok") or 0,
+            moe_ffn=num("moe_intermediate_size") or 0,
+            shared_ffn=num("shared_expert_intermediate_size") or 0,
+            ffn=0 if experts else num("intermediate_size"),
+            gated_attention=bool(c.get("attn_output_gate")),
+            qk_norm=qk_norm,
+            full_attention_interval=num("full_attention_interval") if gdn else None,
+            gdn_k_heads=num("linear_num_key_heads") or 0,
+            gdn_v_heads=num("linear_num_value_heads") or 0,
+            gdn_k_dim=num("linear_key_head_dim") or 0,
+            gdn_v_dim=num("linear_value_head_dim") or 0,
+            gdn_conv=num("linear_conv_kernel_dim") or 0,
+            vision=v,
+        ),
+        (),
     )
 
 
@@ -135,9 +244,10 @@ class ModelConfigError(Exception):
 
 @lru_cache(maxsize=32)
 def shape_from_config(directory: str) -> Shape:
-    """The shape a model's config.json states. Parameter counts: the table's when the
-    directory's name matches a model there, else estimated from the config for a
-    softmax-attention model (None for a hybrid one, e.g. with Gated DeltaNet layers)."""
+    """The shape a model's config.json states (a nested `text_config` for multimodal wrappers,
+    its `vision_config` for the vision tower). Parameter counts: the memory model's, from the
+    config, when it states every number they need; else the table's published sizes when the
+    directory's name matches a model there; else None."""
     path = os.path.join(directory, "config.json")
     try:
         with open(path, encoding="utf-8") as fh:
@@ -158,13 +268,27 @@ def shape_from_config(directory: str) -> Shape:
     heads = num("num_attention_heads")
     experts = num("num_experts", "n_routed_experts", "num_local_experts") or 0
     gdn_qk, gdn_v = num("linear_num_key_heads"), num("linear_num_value_heads")
+    gdn = gdn_qk is not None or gdn_v is not None or "linear_attention" in (text.get("layer_types") or [])
+    merged = {**cfg, **text}
+    merged["num_experts"] = experts
+    if merged.get("tie_word_embeddings") is None and cfg.get("tie_word_embeddings") is not None:
+        merged["tie_word_embeddings"] = cfg["tie_word_embeddings"]
+    if gdn and not isinstance(merged.get("full_attention_interval"), int):
+        kinds = text.get("layer_types") or []
+        full = [i for i, k in enumerate(kinds) if k == "full_attention"]
+        if full and all((i + 1) % (full[0] + 1) == 0 for i in full) and len(full) == len(kinds) // (full[0] + 1):
+            merged["full_attention_interval"] = full[0] + 1
+    model_type = str(text.get("model_type", cfg.get("model_type", "")))
+    arch, missing = _arch(
+        merged,
+        qk_norm=model_type.startswith("qwen3"),  # the Qwen3 family normalizes q and k per head
+        vision=cfg.get("vision_config"),
+        gdn=gdn,
+    )
     name = model_for(directory)
-    if name is not None and models()[name].get("total_params_b"):
+    total, active = _billions(arch, "total"), _billions(arch, "active")
+    if total is None and name is not None and models()[name].get("total_params_b"):
         total, active = models()[name]["total_params_b"], models()[name]["active_params_b"]
-    elif gdn_qk is None and gdn_v is None:
-        total, active = _estimate_params(text, cfg, heads, experts)
-    else:
-        total = active = None
     return Shape(
         name=name or os.path.basename(os.path.normpath(directory)),
         source=path,
@@ -174,12 +298,14 @@ def shape_from_config(directory: str) -> Shape:
         gdn_qk_heads=gdn_qk,
         gdn_v_heads=gdn_v,
         experts=experts,
-        gdn=gdn_qk is not None or gdn_v is not None or "linear_attention" in (text.get("layer_types") or []),
+        gdn=gdn,
         total_params_b=total,
         active_params_b=active,
         max_position_embeddings=num("max_position_embeddings"),
         rope_scaling=_rope_scaling(text, cfg),
         rope_known=True,
+        arch=arch,
+        missing=missing,
     )
 
 
@@ -193,38 +319,6 @@ def _rope_scaling(text: dict, cfg: dict) -> dict | None:
                 kind = value.get("rope_type", value.get("type"))
                 return None if kind in (None, "default") and "factor" not in value else value
     return None
-
-
-def _estimate_params(text: dict, cfg: dict, heads, experts) -> tuple[float | None, float | None]:
-    """Billions of parameters (total, active) of a decoder with softmax attention, every
-    layer MoE when the config has experts: q, k, v, o projections, a gated MLP (3 matrices),
-    the router, input and output embeddings. Norms and biases are left out."""
-
-    def get(name):
-        v = text.get(name, cfg.get(name))
-        return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-    h, layers, vocab = get("hidden_size"), get("num_hidden_layers"), get("vocab_size")
-    if not (h and layers and vocab and heads):
-        return None, None
-    head_dim = get("head_dim") or h // heads
-    kv = get("num_key_value_heads") or heads
-    attention = 2 * h * heads * head_dim + 2 * h * kv * head_dim
-    embeddings = vocab * h * (1 if text.get("tie_word_embeddings", cfg.get("tie_word_embeddings")) else 2)
-    if experts:
-        inter, active_experts = get("moe_intermediate_size"), get("num_experts_per_tok")
-        if not (inter and active_experts):
-            return None, None
-        shared = 3 * h * (get("shared_expert_intermediate_size") or 0)
-        common = attention + shared + h * experts
-        total = layers * (common + experts * 3 * h * inter) + embeddings
-        active = layers * (common + active_experts * 3 * h * inter) + embeddings
-    else:
-        inter = get("intermediate_size")
-        if not inter:
-            return None, None
-        total = active = layers * (attention + 3 * h * inter) + embeddings
-    return round(total / 1e9, 2), round(active / 1e9, 2)
 
 
 # --------------------------------------------------------------------------
@@ -310,75 +404,200 @@ def head_problems(shape: Shape, tp: int) -> list[str]:
 
 
 # --------------------------------------------------------------------------
-# Memory
+# Memory (the formulas are memory.py's; here the launch's numbers go in)
 # --------------------------------------------------------------------------
-def rollout_weights_gb(total_b: float, active_b: float, tp: int, ep: int) -> float:
-    if ep <= 1:
-        return BF16 * total_b / tp
-    return BF16 * (active_b / tp + (total_b - active_b) / ep)
-
-
-def rollout_weights_text(total_b: float, active_b: float, tp: int, ep: int) -> str:
-    gb = rollout_weights_gb(total_b, active_b, tp, ep)
-    if ep <= 1:
-        return f"2 B x {_n(total_b)}B / TP {tp} = {gb:.1f} GB"
-    return f"2 B x ({_n(active_b)}B / TP {tp} + {_n(total_b - active_b)}B experts / EP {ep}) = {gb:.1f} GB"
+def split_layers(layers: int, role: Role) -> list[int] | None:
+    """Decoder layers on each stage as Megatron-Core builds them; None where it refuses the
+    split or a pipeline_model_parallel_layout places them (not read here). With
+    account_for_embedding/loss_in_pipeline_split the embedding takes a layer's slot on the
+    first stage and the loss one on the last."""
+    if role.given_layout:
+        return None
+    if role.counted and role.first is None and role.last is None and role.pp > 1:
+        stages = stage_layers(layers + role.counted, role.pp, None, None)
+        if stages is None:
+            return None
+        if role.embedding_counted:
+            stages[0] -= 1
+        if role.counted - role.embedding_counted:
+            stages[-1] -= 1
+        return stages if min(stages) > 0 else None
+    return stage_layers(layers, role.pp, role.first, role.last)
 
 
 @dataclass(frozen=True)
-class StepEstimate:
-    """The actor's optimizer-step peak per device, in GB, with its parts."""
+class Batches:
+    """The launch's sizes the memory model reads (None: not known statically)."""
 
-    dense_b: float  # billions of dense parameters on the device
-    experts_b: float  # billions of expert parameters on the device
-    dense_shards: int
-    expert_shards: int
-    cpu_fraction: float
-    weights: float
-    grads: float
-    states: float
+    train_batch: int | None = None  # data.train_batch_size
+    n: int = 1  # rollout.n
+    prompt: int | None = None  # data.max_prompt_length
+    response: int | None = None  # data.max_response_length
+    mini: int | None = None  # actor.ppo_mini_batch_size
+    micro: int | None = None  # actor.ppo_micro_batch_size_per_gpu
+    dynamic: bool = False  # actor.use_dynamic_bsz
+    max_tokens: int | None = None  # actor.ppo_max_token_len_per_gpu
+    actor_logprob: tuple = (
+        None,
+        False,
+        None,
+    )  # rollout.log_prob_{micro_batch_size_per_gpu,use_dynamic_bsz,max_token_len_per_gpu}
+    ref_logprob: tuple = (None, False, None)  # ref.log_prob_*
+    max_model_len: int | None = None
+    max_model_len_from: str = ""
+    max_num_seqs: int | None = None
+    param_offload: bool = False  # actor.megatron.param_offload
+    optimizer_offload: bool = False  # actor.megatron.optimizer_offload
+    ref_param_offload: bool = False
+    distributed_optimizer: bool = True
+    lora: bool | None = False  # model.lora_rank or model.lora.rank > 0; None: not known statically
 
     @property
-    def total(self) -> float:
-        return self.weights + self.grads + self.states
-
-    def text(self) -> str:
-        host = f" x (1 - {self.cpu_fraction:g} on the host: CPU optimizer)" if self.cpu_fraction else ""
-        return (
-            f"bf16 weights {self.weights:.1f} + fp32 grads {self.grads:.1f} + Adam states {self.states:.1f} "
-            f"(12 B x ({self.dense_b:.2f}B dense / {self.dense_shards} + {self.experts_b:.2f}B experts / "
-            f"{self.expert_shards}){host}) = {self.total:.1f} GB"
-        )
+    def seq(self) -> int | None:
+        return self.prompt + self.response if self.prompt and self.response else None
 
 
-def optimizer_step(layers: int, total_b: float, active_b: float, role: Role, world: int, cpu_fraction: float):
-    stages = stage_layers(layers, role.pp, role.first, role.last) or [layers / role.pp]
-    share = max(stages) / layers
-    dense = active_b * share / role.tp
-    experts = (total_b - active_b) * share / (role.ep * role.etp)
-    dense_shards = max(world // (role.tp * role.pp), 1)
-    expert_shards = max(world // (role.etp * role.ep * role.pp), 1)
-    states = ADAM_STATES * (dense / dense_shards + experts / expert_shards) * (1.0 - cpu_fraction)
-    return StepEstimate(
-        dense,
-        experts,
-        dense_shards,
-        expert_shards,
-        cpu_fraction,
-        BF16 * (dense + experts),
-        FP32_GRAD * (dense + experts),
-        states,
+@dataclass
+class MemoryReport:
+    """Per device: the actor update per stage, the forward-only passes per stage, the rollout."""
+
+    update: list | None = None  # memory.Stage per pipeline stage
+    forward: list = field(default_factory=list)  # (what, [memory.Stage])
+    rollout: mem.Rollout | None = None
+    resident: list = field(default_factory=list)  # memory.Term: trainer state left on the device in the rollout
+    notes: list = field(default_factory=list)  # what is not estimated, and why
+
+    @property
+    def worst_update(self):
+        return mem.worst(self.update) if self.update else None
+
+
+def _parallel(lay, role: Role, layers: int) -> mem.Parallel | None:
+    stages = split_layers(layers, role)
+    if stages is None or not lay.world:
+        return None
+    return mem.Parallel(
+        role.tp,
+        role.pp,
+        role.cp,
+        role.ep,
+        role.etp,
+        lay.world,
+        tuple(stages),
+        role.vpp,
+        lay.batches.distributed_optimizer,
     )
 
 
-def optimizer_peak_gb(
-    layers: int, total_b: float, active_b: float, role: Role, world: int, cpu_fraction: float
-) -> float:
-    return optimizer_step(layers, total_b, active_b, role, world, cpu_fraction).total
+def _tokens(micro, dynamic: bool, max_tokens, seq, cp: int, budget_key: str) -> tuple[int, str] | None:
+    """Tokens of one micro batch on one device: the token budget with dynamic batch size
+    (verl's budget is per device; the CP group shares budget x CP), else micro x
+    (prompt + response) split over CP."""
+    if dynamic:
+        return (max_tokens, f"{budget_key} {max_tokens} tokens") if max_tokens else None
+    if micro and seq:
+        t = mem.tokens_per_micro_batch(micro, seq, cp)
+        return t, f"{micro} x {seq} tokens" + (f" / CP {cp}" if cp > 1 else "")
+    return None
 
 
-def _n(x: float) -> str:
-    return f"{x:g}"
+def estimate(lay) -> MemoryReport | None:
+    """The memory model over a launch (None without a complete shape)."""
+    shape = lay.shape
+    arch = shape.arch if shape is not None else None
+    if arch is None:
+        return None
+    b = lay.batches
+    out = MemoryReport()
+    actor = _parallel(lay, lay.actor, arch.layers) if lay.engine == "megatron" and lay.actor else None
+    if lay.engine == "megatron" and lay.actor is not None and actor is None:
+        out.notes.append("actor: pipeline stages not known (split refused or given by a layout)")
+    if actor is not None:
+        t = _tokens(b.micro, b.dynamic, b.max_tokens, b.seq, actor.cp, "ppo_max_token_len_per_gpu")
+        if t is None:
+            out.notes.append("actor update: tokens of a micro batch not known statically")
+        elif b.lora is None:
+            out.notes.append("actor update: whether LoRA is on (model.lora.rank) is not known statically")
+        else:
+            micro_batches = None
+            if b.mini and actor.dp and b.seq:
+                rows = b.mini * b.n / actor.dp
+                if b.dynamic:
+                    micro_batches = max(math.ceil(rows * b.seq / (t[0] * actor.cp)), 1)
+                elif b.micro:
+                    micro_batches = max(int(rows // b.micro), 1)
+            work = mem.Workload(t[0], t[1], micro_batches, lay.actor.recompute, lay.cpu_fraction, bool(b.lora))
+            out.update = mem.train_stages(arch, actor, work)
+        micro, dyn, budget = b.actor_logprob
+        t = _tokens(micro, dyn, budget, b.seq, actor.cp, "log_prob_max_token_len_per_gpu")
+        if t is not None:
+            out.forward.append(("actor log-prob", mem.forward_stages(arch, actor, *t)))
+    ref = None
+    if lay.engine == "megatron" and lay.ref_used and lay.ref is not None:
+        ref = _parallel(lay, lay.ref, arch.layers)
+        micro, dyn, budget = b.ref_logprob
+        t = _tokens(micro, dyn, budget, b.seq, ref.cp, "log_prob_max_token_len_per_gpu") if ref else None
+        if t is not None:
+            out.forward.append(("ref log-prob", mem.forward_stages(arch, ref, *t)))
+    if lay.rollout_tp:
+        if b.max_model_len is None:
+            out.notes.append("rollout: max_model_len not known statically")
+        else:
+            groups = max((lay.world or lay.rollout_tp) // lay.rollout_tp, 1)
+            rows = (b.train_batch or 0) * b.n
+            sequences = mem.ceil_div(rows, groups) if rows else 1
+            if b.max_num_seqs:
+                sequences = min(sequences, b.max_num_seqs)
+            out.rollout = mem.rollout(
+                arch,
+                lay.rollout_tp,
+                lay.rollout_ep or 1,
+                lay.rollout_pp or 1,
+                b.max_model_len,
+                sequences,
+                b.seq or b.max_model_len,
+            )
+        if actor is not None and out.update and not b.param_offload:
+            top = out.worst_update
+            out.resident.append(
+                mem.Term(
+                    "actor weights+grads",
+                    top.term("weights") + top.term("grads"),
+                    detail="megatron.param_offload=False",
+                )
+            )
+        if actor is not None and out.update and not b.optimizer_offload:
+            top = mem.worst(out.update)
+            if top.term("optimizer"):
+                out.resident.append(
+                    mem.Term("actor optimizer", top.term("optimizer"), detail="megatron.optimizer_offload=False")
+                )
+        if ref is not None and not b.ref_param_offload:
+            weights = max(st.term("weights") for st in mem.forward_stages(arch, ref, 1, ""))
+            out.resident.append(mem.Term("ref weights", weights, detail="ref.megatron.param_offload=False"))
+    return out
+
+
+def rollout_text(r: mem.Rollout) -> str:
+    return f"weights {r.weights:.1f} + KV cache for one {r.max_model_len}-token sequence {r.one_sequence:.1f}"
+
+
+def forward_worst(report: MemoryReport):
+    """(what, worst stage) of the forward-only passes, or None."""
+    found = [(what, mem.worst(stages)) for what, stages in report.forward if stages]
+    return max(found, key=lambda f: f[1].total) if found else None
+
+
+def _by_stage(stages) -> str:
+    out, i = [], 0
+    totals = [round(st.total, 1) for st in stages]
+    while i < len(totals):
+        j = i
+        while j + 1 < len(totals) and totals[j + 1] == totals[i]:
+            j += 1
+        out.append(f"{j - i + 1} x {totals[i]:.1f}" if j > i else f"{totals[i]:.1f}")
+        i = j + 1
+    return " | ".join(out)
 
 
 # --------------------------------------------------------------------------
@@ -406,6 +625,7 @@ class LaunchLayout:
     rollout_util: float | None
     cpu_fraction: float
     shape: Shape | None
+    batches: Batches = field(default_factory=Batches)
 
     @property
     def world(self) -> int | None:
@@ -481,7 +701,90 @@ def role_layout(view, role: str) -> Role | None:
         return None  # not known statically
     counted = sum(1 for f in flags if f is True)
     given = otc.get("pipeline_model_parallel_layout") is not None
-    return Role(tp, pp, cp, ep, etp or tp, first, last, vpp, counted, given)
+    return Role(tp, pp, cp, ep, etp or tp, first, last, vpp, counted, given, flags[0] is True, _recompute(otc))
+
+
+def _recompute(otc: dict) -> mem.Recompute:
+    granularity, method, layers = (otc.get(f"recompute_{k}") for k in ("granularity", "method", "num_layers"))
+    return mem.Recompute(
+        granularity if isinstance(granularity, str) else None,
+        method if isinstance(method, str) else None,
+        layers if isinstance(layers, int) and not isinstance(layers, bool) and layers > 0 else None,
+    )
+
+
+def _flag(view, key: str, default: bool = False) -> bool:
+    v = view.value(key)
+    return v if isinstance(v, bool) else default
+
+
+def batches(view, shape: Shape | None) -> Batches:
+    """The sizes the memory model reads. max_model_len as the rollout server gets it: the
+    engine's own engine_kwargs.<name>.max_model_len, else rollout.max_model_len, else (verl 0.7 on)
+    the model's max_position_embeddings (0.9.1 workers/rollout/vllm_rollout/vllm_async_server.py:1103-1105,
+    sglang_rollout/async_sglang_server.py:167-168), or (verl 0.4) prompt + response."""
+    from .target import version_tuple
+
+    actor, rollout, ref = f"{ARF}.actor.", f"{ARF}.rollout.", f"{ARF}.ref."
+
+    def logprob(section: str) -> tuple:
+        return (
+            _int(view, section + "log_prob_micro_batch_size_per_gpu"),
+            _flag(view, section + "log_prob_use_dynamic_bsz"),
+            _int(view, section + "log_prob_max_token_len_per_gpu"),
+        )
+
+    prompt, response = _int(view, "data.max_prompt_length"), _int(view, "data.max_response_length")
+    name = view.value(rollout + "name")
+    own = _int(view, f"{rollout}engine_kwargs.{name}.max_model_len") if isinstance(name, str) else None
+    given = _int(view, rollout + "max_model_len")
+    version = view.target.verl.verl_version if view.target is not None else None
+    if own:
+        length, where = own, f"engine_kwargs.{name}.max_model_len"
+    elif given:
+        length, where = given, "rollout.max_model_len"
+    elif version and version_tuple(version) < (0, 7):
+        length, where = (prompt + response if prompt and response else None), "prompt + response"
+    elif shape is not None and shape.max_position_embeddings:
+        length, where = shape.max_position_embeddings, "the model's max_position_embeddings"
+    else:
+        length, where = None, ""
+    return Batches(
+        train_batch=_int(view, "data.train_batch_size"),
+        n=_int(view, rollout + "n") or 1,
+        prompt=prompt,
+        response=response,
+        mini=_int(view, actor + "ppo_mini_batch_size"),
+        micro=_int(view, actor + "ppo_micro_batch_size_per_gpu"),
+        dynamic=_flag(view, actor + "use_dynamic_bsz"),
+        max_tokens=_int(view, actor + "ppo_max_token_len_per_gpu"),
+        actor_logprob=logprob(rollout),
+        ref_logprob=logprob(ref),
+        max_model_len=length,
+        max_model_len_from=where,
+        max_num_seqs=_int(view, rollout + "max_num_seqs"),
+        param_offload=_flag(view, actor + "megatron.param_offload"),
+        optimizer_offload=_flag(view, actor + "megatron.optimizer_offload"),
+        ref_param_offload=_flag(view, ref + "megatron.param_offload"),
+        distributed_optimizer=_flag(view, actor + "megatron.use_distributed_optimizer", True),
+        lora=_lora(view),
+    )
+
+
+def _lora(view) -> bool | None:
+    """Whether the actor trains LoRA adapters (verl: model.lora_rank for FSDP, model.lora.rank for
+    Megatron; 0 disables it); None when a rank is set to a value not known statically."""
+    known = True
+    for key in (f"{ARF}.model.lora_rank", f"{ARF}.model.lora.rank"):
+        v = view.value(key)
+        if v is None:
+            continue
+        rank = view.int_value(key)
+        if rank is None:
+            known = False
+        elif rank > 0:
+            return True
+    return False if known else None
 
 
 def device_memory(device: str | None, given: float | None) -> tuple[float, str]:
@@ -535,6 +838,7 @@ def launch_layout(view, opts) -> LaunchLayout:
         elif isinstance(fraction, (int, float)) and not isinstance(fraction, bool):
             cpu_fraction = min(max(float(fraction), 0.0), 1.0)
     kl_loss, kl_reward = view.value(f"{ARF}.actor.use_kl_loss"), view.value("algorithm.use_kl_in_reward")
+    shape = model_shape(view, opts)
     return LaunchLayout(
         engine=view.training_engine,
         device=device,
@@ -551,7 +855,8 @@ def launch_layout(view, opts) -> LaunchLayout:
         rollout_pp=_int(view, f"{ARF}.rollout.pipeline_model_parallel_size") or 1,
         rollout_util=float(util) if util is not None else None,
         cpu_fraction=cpu_fraction,
-        shape=model_shape(view, opts),
+        shape=shape,
+        batches=batches(view, shape),
     )
 
 
@@ -596,21 +901,49 @@ def summary(lay: LaunchLayout) -> list[str]:
         return out
     where = "config.json" if shape.source != "models.yaml" else "shipped shape table"
     out.append(f"model: {shape.name} ({where})")
-    if not shape.has_params:
-        out.append("memory: not estimated (parameter counts not known)")
+    report = estimate(lay)
+    if report is None:
+        missing = ", ".join(shape.missing) if shape.missing else "the shape"
+        out.append(f"memory: not estimated ({missing} not known)")
         return out
-    if lay.rollout_tp:
-        ep = lay.rollout_ep or 1
-        text = rollout_weights_text(shape.total_params_b, shape.active_params_b, lay.rollout_tp, ep)
+    c = mem.counts(shape.arch)
+    out.append(
+        f"memory estimate per device (~: estimated from the workload; the rest counted from the model's "
+        f"{c.total / 1e9:.1f}B parameters, {c.non_expert / 1e9:.1f}B not in routed experts):"
+    )
+    of = f"of {lay.memory_gb:g} GB"
+    top = report.worst_update
+    if top is not None:
+        out.append(f"  actor update, worst {top.label()}: {top.text()} {of}")
+        if len(report.update) > 1:
+            out.append(f"  actor update by stage: {_by_stage(report.update)} GB")
+    fwd = forward_worst(report)
+    if fwd is not None:
+        what, st = fwd
+        out.append(f"  {what} pass, worst {st.label()}: {st.text()} {of}")
+    r = report.rollout
+    if r is not None:
         budget = (
             f" of {lay.rollout_util:g} x {lay.memory_gb:g} = {lay.rollout_util * lay.memory_gb:.1f} GB"
             if lay.rollout_util
             else ""
         )
-        out.append(f"memory estimate, rollout weights per device: {text}{budget}")
-    if lay.engine == "megatron" and a is not None and world and shape.layers:
-        step = optimizer_step(shape.layers, shape.total_params_b, shape.active_params_b, a, world, lay.cpu_fraction)
-        out.append(f"memory estimate, actor optimizer step per device: {step.text()} of {lay.memory_gb:g} GB")
+        line = f"  rollout: {rollout_text(r)} = {r.weights + r.one_sequence:.1f} GB{budget}"
+        line += f" (max_model_len: {lay.batches.max_model_len_from})"
+        out.append(line)
+        out.append(
+            f"  rollout batch: {r.sequences} sequence{'s' * (r.sequences > 1)} a TP group of up to {r.seq_tokens} "
+            f"tokens need {r.batch:.1f} GB of KV cache and state (fewer fit: the engine queues the rest)"
+        )
+        if report.resident:
+            kept = " + ".join(t.text() for t in report.resident)
+            share = ""
+            if lay.rollout_util:
+                total = sum(t.gb for t in report.resident) + lay.rollout_util * lay.memory_gb
+                share = f", with the engine's {lay.rollout_util:g} x {lay.memory_gb:g} GB: {total:.1f} GB {of}"
+            out.append(f"  trainer state kept on the device during the rollout: {kept} GB{share}")
+    for note in report.notes:
+        out.append(f"  not estimated: {note}")
     return out
 
 
