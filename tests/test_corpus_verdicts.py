@@ -680,8 +680,8 @@ VERDICTS += [
 
 
 @pytest.fixture(scope="module")
-def reported():
-    """{corpus: {(script, line, rule): severity}} of the errors and warnings the validator reports."""
+def documents():
+    """{corpus: the validator's JSON report of it}."""
     out = {}
     for corpus, tree in CONFIG_TREES.items():
         root = os.path.join(CORPUS, corpus)
@@ -689,7 +689,26 @@ def reported():
         buf = io.StringIO()
         with contextlib.redirect_stdout(buf):
             main(args)
-        doc = json.loads(buf.getvalue())
+        out[corpus] = json.loads(buf.getvalue())
+    return out
+
+
+def test_one_finding_per_mistake_and_place(documents):
+    """No two findings of one key at one place, nor two at one word of no key: what several
+    stacks or rules say of one mistake is one finding (its `also`)."""
+    for corpus, doc in documents.items():
+        keyed = [(f["path"], f["line"], f["column"], f["key"]) for f in doc["findings"] if f["key"]]
+        assert len(keyed) == len(set(keyed)), corpus
+        words = [(f["path"], f["line"], f["column"]) for f in doc["findings"] if not f["key"] and f["column"] > 1]
+        assert len(words) == len(set(words)), (corpus, sorted(w for w in words if words.count(w) > 1)[:5])
+
+
+@pytest.fixture(scope="module")
+def reported(documents):
+    """{corpus: {(script, line, rule): severity}} of the errors and warnings the validator reports."""
+    out = {}
+    for corpus, doc in documents.items():
+        root = os.path.join(CORPUS, corpus)
         # a finding and what it folds in of the same mistake (`also`: another rule's view) alike
         out[corpus] = {
             (os.path.relpath(f["path"], root), f["line"], said["rule"]): said["severity"]
