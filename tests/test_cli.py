@@ -15,6 +15,8 @@ from conftest import ROOT
 from conftest import run_cli as run
 from conftest import write_file as write
 
+from verl_preflight.cli import main
+
 EXAMPLES = os.path.join(ROOT, "examples")
 Q35 = os.path.join(EXAMPLES, "grpo_trainer", "run_qwen3_5_35b_megatron.sh")
 TOOL = os.path.join(ROOT, "tools", "validate_scripts.py")
@@ -345,3 +347,26 @@ def test_nothing_is_written_outside_the_cache_folder(tmp_path):
     assert proc.returncode == 1
     written = {p for p in tmp_path.rglob("*")} - before
     assert written and all(str(p).startswith(str(tmp_path / "cache")) for p in written), written
+
+
+@pytest.mark.parametrize("option,value", [("--max-bytes", "-5"), ("--max-bytes", "1000000000000"),
+                                          ("--max-bytes", "0"), ("--max-profiles", "0"), ("--max-bytes", "ten")])
+def test_limits_out_of_range_exit_2_naming_the_range(option, value, tmp_path, capsys):
+    """A limit is a limit, never an allocation: a negative, zero or huge --max-bytes exits 2."""
+    script = write(tmp_path, "run.sh", 'python3 -m verl.trainer.main_ppo "$@"\n')
+    with pytest.raises(SystemExit) as stop:
+        main([option, value, script])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {option}:" in err and ("outside" in err or "whole number" in err)
+
+
+def test_standard_input_is_read_within_max_bytes(monkeypatch, capsys):
+    import io
+
+    class Stdin:
+        buffer = io.BytesIO(b"#" * 5000 + b"\n")
+
+    monkeypatch.setattr("sys.stdin", Stdin)
+    assert main(["--max-bytes", "1000", "-"]) == 1
+    assert "larger than 1000 bytes" in capsys.readouterr().out

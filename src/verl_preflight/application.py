@@ -144,7 +144,14 @@ def _stdin(files, max_bytes: int) -> bytes | None:
     """The script given as `-`, read once (workers get the bytes, not the stream)."""
     if "-" not in files:
         return None
-    return sys.stdin.buffer.read(max_bytes + 1)
+    chunks, size = [], 0
+    while size <= max_bytes:  # in pieces: `--max-bytes` is a limit, never an allocation
+        chunk = sys.stdin.buffer.read(min(1 << 20, max_bytes + 1 - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
 
 
 def _schema(path):

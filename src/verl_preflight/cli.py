@@ -103,8 +103,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     _device_option(p)
     _args_option(p)
-    p.add_argument("--max-profiles", type=int, default=64)
-    p.add_argument("--max-bytes", type=int, default=5 * 1024 * 1024)
+    p.add_argument("--max-profiles", type=_count(1, 4096), default=64)
+    p.add_argument("--max-bytes", type=_count(1, MAX_BYTES_CEILING), default=5 * 1024 * 1024)
     p.add_argument(
         "-j",
         "--jobs",
@@ -139,6 +139,25 @@ def _parser() -> argparse.ArgumentParser:
         help="colour the severities: auto (the default: on a terminal, unless NO_COLOR is set), always or never",
     )
     return p
+
+
+MAX_BYTES_CEILING = 1 << 30  # 1 GiB: a launch script is never near it; more would be read at once
+
+
+def _count(low: int, high: int):
+    """An argparse type: a whole number from `low` to `high` (a bad one exits 2 with the range)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is outside {low}..{high}")
+        return value
+
+    parse.__name__ = "count"
+    return parse
 
 
 def _args_option(p) -> None:
@@ -295,8 +314,8 @@ def _lsp_args(argv):
     p.add_argument("--stack", action="append", metavar="PKG=VERSION")
     _device_option(p)
     _args_option(p)
-    p.add_argument("--max-profiles", type=int, default=64)
-    p.add_argument("--max-bytes", type=int, default=5 * 1024 * 1024)
+    p.add_argument("--max-profiles", type=_count(1, 4096), default=64)
+    p.add_argument("--max-bytes", type=_count(1, MAX_BYTES_CEILING), default=5 * 1024 * 1024)
     p.add_argument("--schema", metavar="FILE", help="policy schema (YAML) instead of the shipped one")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     _model_options(p)

@@ -30,7 +30,7 @@ def read_script(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
         if info.st_size > max_bytes:
             raise TooLarge(path)
         with open(path, "rb") as fh:
-            data = fh.read(max_bytes + 1)
+            data = fh.read(min(max_bytes, info.st_size) + 1)  # a file that grew since: still bounded
     except OSError as err:
         raise ReadError(f"{path}: cannot read: {err.strerror or err}") from err
     if len(data) > max_bytes:
