@@ -57,14 +57,22 @@ def merge_findings(findings) -> list[Finding]:
 RANK = {s: i for i, s in enumerate(SEVERITIES)}
 
 
-def one_per_mistake(findings, stage_of=lambda rule: None, concern_of=lambda rule: "value") -> list[Finding]:
+def one_per_mistake(findings, traits=lambda rule: (None, "value")) -> list[Finding]:
     """One finding per mistake per place: the findings of one rule about one key at one place (one
     per stack of the profiles), and those of the rules that say the key cannot be there
-    (`concern_of(rule) == "key"`: no such key, no such field, the wrong arm), become the most
+    (`traits(rule)` is (stage, concern); concern "key": no such key, no such field, the wrong arm), become the most
     severe of them, with the others in `also` (their rule, severity, message and profiles). Of the
     findings of no key at one word, what Hydra says of a word follows what bash made of it
-    (`stage_of(rule)`: a blank after a backslash, then Hydra's parse error of that blank). Other
+    (by stage: a blank after a backslash, then Hydra's parse error of that blank). Other
     findings stay as they are: two relations a value breaks are two mistakes."""
+    known = {f.rule: traits(f.rule) for f in findings}  # each rule looked up once
+
+    def stage_of(rule):
+        return known[rule][0]
+
+    def concern_of(rule):
+        return known[rule][1]
+
     at_word: dict[tuple, set] = {}
     for f in findings:
         if f.key is None and f.line:

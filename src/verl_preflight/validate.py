@@ -95,18 +95,12 @@ class ScriptResult:
     unchecked: object = None  # reach.Unchecked: it names a verl entry point and no launch is checked
 
 
-def _stage_of(rule_id: str) -> str | None:
+def _traits(rule_id: str) -> tuple[str | None, str]:
+    """(stage, concern) of a rule, for one_per_mistake."""
     from .rules import get
 
     cls = get(rule_id)
-    return cls.stage if cls is not None else None
-
-
-def _concern_of(rule_id: str) -> str:
-    from .rules import get
-
-    cls = get(rule_id)
-    return cls.concern if cls is not None else "value"
+    return (cls.stage, cls.concern) if cls is not None else (None, "value")
 
 
 def note_finding(note) -> Finding:
@@ -223,7 +217,7 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
     findings = fix.resolve(findings, checked, scripts, unseen, elsewhere)
     result.reached = {(f.loc.path, f.loc.line, f.loc.col) for la in checked for f in la.spec.argv if f.loc}
     result.reached |= {(loc.path, loc.line, loc.col) for loc in elsewhere}
-    result.findings = one_per_mistake(merge_findings(suppressions.apply(findings, texts)), _stage_of, _concern_of)
+    result.findings = one_per_mistake(merge_findings(suppressions.apply(findings, texts)), _traits)
     result.deps = dict(read_file.digests)
     return result
 
