@@ -252,7 +252,7 @@ def test_cache_round_trip_and_corruption(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     path = write(tmp_path, "bad.sh", BAD)
     first = run(capsys, "--format", "json", path)
-    files = list((tmp_path / "cache" / "verl-preflight").glob("*.json"))
+    files = list((tmp_path / "cache" / "verl-preflight" / "compositions").glob("*.json"))
     assert len(files) == 1
     second = run(capsys, "--format", "json", path)
     assert first == second
@@ -262,11 +262,12 @@ def test_cache_round_trip_and_corruption(tmp_path, capsys, monkeypatch):
     shutil.rmtree(results)
     third = run(capsys, "--format", "json", path)
     assert third == first
-    data = json.loads(files[0].read_text())
+    tag, _, payload = files[0].read_bytes().partition(b"\n")
+    data = json.loads(payload)
     assert "forged" not in data["snapshots"]
-    # a well-formed file whose checksum does not match is not trusted either
+    # a well-formed document whose tag is not this user's key's is not trusted either
     data["snapshots"] = {k: {"tree": {}} for k in data["snapshots"]}
-    files[0].write_text(json.dumps(data))
+    files[0].write_bytes(tag + b"\n" + json.dumps(data).encode())
     shutil.rmtree(results)
     assert run(capsys, "--format", "json", path) == first
 

@@ -159,6 +159,212 @@ def test_a_fully_warm_run_loads_neither_hydra_nor_the_composition_cache(tree):
     warm = subprocess.run([sys.executable, "-c", probe, *FILES], capture_output=True, text=True, env=env)
     seen = json.loads(warm.stderr.strip().splitlines()[-1])
     assert seen["loaded"] == []
-    compositions = os.path.join(str(tree / "cache"), "verl-preflight")
+    compositions = os.path.join(str(tree / "cache"), "verl-preflight", "compositions")
     assert not [p for p in seen["opened"] if p.startswith(compositions) and p.endswith(".json")]
     assert warm.stdout == first.stdout
+
+
+# ---- a cache others could have written (issue 24, item 1) -------------------------------
+
+
+def _entries(tree) -> list[str]:
+    folder = tree / "cache" / "verl-preflight" / "results"
+    return sorted(os.path.join(d, f) for d, _, fs in os.walk(folder) for f in fs)
+
+
+def test_a_pickle_in_the_cache_is_never_loaded(tree):
+    """A cache entry that would run code when unpickled is a miss: nothing of it runs."""
+    import pickle
+
+    checked()
+    marker = tree / "ran"
+
+    class Payload:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    for entry in _entries(tree):
+        with open(entry, "wb") as fh:
+            pickle.dump({"format": 1, "result": Payload()}, fh)
+    assert checked() == 2
+    assert not marker.exists()
+    assert checked() == 0
+
+
+def test_every_flipped_bit_is_a_miss(tree):
+    """40 single-bit flips over an entry (tag, JSON, result): each is a miss, never another report."""
+    opts = Options(schema=load_schema(None))
+    source = locate(None)
+    checked()
+    entry = _entries(tree)[0]
+    original = open(entry, "rb").read()
+    cache = ResultCache(source, ConfigCache(source, use_disk=True).digest, opts)
+    path = next(p for p in FILES if cache._file(p) == entry)
+    assert cache.get(path) is not None
+    misses = 0
+    for n in range(40):
+        bit = (n * 7919 * 8 + n) % (len(original) * 8)
+        flipped = bytearray(original)
+        flipped[bit // 8] ^= 1 << (bit % 8)
+        with open(entry, "wb") as fh:
+            fh.write(flipped)
+        misses += cache.get(path) is None
+    assert misses == 40
+
+
+def test_an_entry_signed_with_another_key_is_a_miss(tree):
+    """A cache restored from another user's or job's folder, without its key: every entry is a miss."""
+    checked()
+    key = tree / "cache" / "verl-preflight" / "key"
+    os.rename(key, tree / "their-key")
+    from verl_preflight import cache_files
+
+    cache_files._key_in.cache_clear()
+    try:
+        assert checked() == 2
+    finally:
+        cache_files._key_in.cache_clear()
+
+
+def test_cache_folders_are_private_whatever_the_umask(tree):
+    old = os.umask(0o002)
+    try:
+        base = tree / "cache" / "verl-preflight"
+        base.mkdir(parents=True)
+        os.chmod(base, 0o775)  # made earlier by a group-writable umask
+        from verl_preflight import cache_files
+
+        cache_files._usable.cache_clear()
+        checked()
+    finally:
+        os.umask(old)
+    for dirpath, dirnames, filenames in os.walk(base):
+        assert oct(os.stat(dirpath).st_mode & 0o777) == oct(0o700), dirpath
+        for name in filenames:
+            assert oct(os.stat(os.path.join(dirpath, name)).st_mode & 0o777) == oct(0o600), name
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to give a folder away")
+def test_a_cache_folder_of_another_user_is_not_used(tree, capsys):
+    from verl_preflight import cache_files
+    from verl_preflight.cli import main
+
+    base = tree / "cache" / "verl-preflight"
+    base.mkdir(parents=True)
+    os.chown(base, 65534, 65534)
+    cache_files._usable.cache_clear()
+    try:
+        assert main(["--format", "json", *FILES]) == 0
+        assert os.listdir(base) == []
+        assert "belongs to another user" in capsys.readouterr().err
+    finally:
+        cache_files._usable.cache_clear()
+
+
+# ---- every input of a result is in its key (issue 24, item 2) -----------------------------
+
+
+def _cli(tree, *argv, cwd=None) -> str:
+    import subprocess
+    import sys
+
+    env = dict(os.environ, XDG_CACHE_HOME=str(tree / "cache"))
+    proc = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "tools", "validate_scripts.py"), "--format", "json", *argv],
+        capture_output=True, text=True, env=env, cwd=cwd or tree,
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    import json
+
+    return [(f["rule"], f["message"]) for f in json.loads(proc.stdout)["findings"]]
+
+
+def test_an_edited_model_config_rechecks(tree):
+    import json
+
+    model = tree / "model"
+    model.mkdir()
+    shape = json.load(open(os.path.join(ROOT, "tests", "fixtures", "models", "tiny-moe", "config.json")))
+    (model / "config.json").write_text(json.dumps(shape))
+    (tree / "ep.sh").write_text(
+        "#!/usr/bin/env bash\nA=(model_engine=megatron actor_rollout_ref.model.path=/models/my-finetune "
+        "actor_rollout_ref.actor.megatron.use_mbridge=True trainer.nnodes=1 trainer.n_gpus_per_node=8 "
+        "actor_rollout_ref.actor.megatron.expert_model_parallel_size=8)\n" + LAUNCH
+    )
+    first = _cli(tree, "--model-config", str(model), "ep.sh")
+    assert any("experts are not divisible by EP=8" in m for r, m in first if r == "model-shape")
+    shape["num_experts"] = 64
+    (model / "config.json").write_text(json.dumps(shape))
+    again = _cli(tree, "--model-config", str(model), "ep.sh")
+    assert not any(r == "model-shape" for r, _ in again)
+
+
+def test_an_edited_verl_source_rechecks(tree):
+    """A name registered in verl's Python (not its YAML): the cached result must not outlive the edit."""
+    verl = tree / "verl"
+    shutil.copytree(locate(None).package_root, verl, ignore=shutil.ignore_patterns("__pycache__"))
+    (tree / "est.sh").write_text("#!/usr/bin/env bash\nA=(algorithm.adv_estimator=gpro)\n" + LAUNCH)
+    config = str(verl / "trainer" / "config")
+    assert ("config-value" in {r for r, _ in _cli(tree, "--verl-config", config, "est.sh")})
+    with open(verl / "trainer" / "ppo" / "core_algos.py", "a", encoding="utf-8") as fh:
+        fh.write('\n\n@register_adv_est("gpro")\ndef compute_gpro_outcome_advantage(*args, **kwargs):\n    return None\n')
+    assert "config-value" not in {r for r, _ in _cli(tree, "--verl-config", config, "est.sh")}
+
+
+def test_a_relative_source_is_resolved_from_this_run(tree):
+    """The same script, run from two folders whose ./settings.sh differ: each gets its own result."""
+    for name, key in (("a", "total_epochs"), ("b", "total_epoch")):
+        (tree / name).mkdir()
+        (tree / name / "settings.sh").write_text(f"A=(trainer.{key}=2)\n")
+    (tree / "scripts").mkdir()
+    (tree / "scripts" / "run.sh").write_text("#!/usr/bin/env bash\nsource ./settings.sh\n" + LAUNCH)
+    script = str(tree / "scripts" / "run.sh")
+    assert _cli(tree, script, cwd=tree / "a") == []
+    assert any(r == "override-missing-key" for r, _ in _cli(tree, script, cwd=tree / "b"))
+    assert _cli(tree, script, cwd=tree / "a") == []
+
+
+def test_a_result_is_spelled_as_this_run_names_the_script(tree):
+    """Warm or cold, each spelling of the path gets the report a run without the cache gives."""
+    import subprocess
+    import sys
+
+    (tree / "bad.sh").write_text("#!/usr/bin/env bash\nA=(trainer.total_epoch=2)\n" + LAUNCH)
+    (tree / "sub").mkdir()
+    env = dict(os.environ, XDG_CACHE_HOME=str(tree / "cache"))
+
+    def run(spelled, cwd, *extra):
+        argv = [sys.executable, os.path.join(ROOT, "tools", "validate_scripts.py"), *extra, spelled]
+        return subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd).stdout
+
+    for spelled, cwd in (("bad.sh", tree), ("./bad.sh", tree), (str(tree / "bad.sh"), tree), ("../bad.sh", tree / "sub")):
+        assert run(spelled, cwd).split("(")[0] == run(spelled, cwd, "--no-cache").split("(")[0]
+        assert "bad.sh:2:" in run(spelled, cwd)
+
+
+def test_plain_entries_build_only_the_tools_own_data():
+    from verl_preflight.plain import NotPlain, from_plain, to_plain
+    from verl_preflight.values import OTHER, Loc
+
+    value = {"a": (1, [2.5, None]), (1, 2): {frozenset({"x"})}, "o": OTHER, "loc": Loc("s.sh", 3, 4)}
+    assert from_plain(to_plain(value)) == value
+    assert from_plain(to_plain(value))["o"] is OTHER
+    shared = to_plain([Loc("s.sh", 1, 1), Loc("s.sh", 1, 1), Loc("s.sh", 1, 1.0)])
+    assert len(shared["objects"]) == 2  # equal objects written once; 1 and 1.0 are not equal here
+    assert [type(x.col) for x in from_plain(shared)] == [int, int, float]
+    for hostile in (
+        {"c": "os:system", "v": {}},
+        {"c": "values:Loc", "v": {"path": "s.sh"}},  # fields missing
+        {"c": "values:Loc", "v": {"path": "s.sh", "line": 1, "col": 1, "extra": 1}},
+        {"c": "../os:path", "v": {}},
+        {"c": "plain:NotPlain", "v": {}},  # the package's, but not a dataclass
+    ):
+        with pytest.raises(NotPlain):
+            from_plain({"objects": [hostile], "root": {"r": 0}})
+    for root in ({"o": "values:__builtins__"}, {"s": [[1]]}, {"x": []}, {"r": 0}, {"r": -1}):
+        with pytest.raises(NotPlain):
+            from_plain({"objects": [], "root": root})
+    with pytest.raises(NotPlain):  # a reference forward (or to itself): no cycles, nothing half-built
+        from_plain({"objects": [{"c": "values:Loc", "v": {"path": {"r": 0}, "line": 1, "col": 1}}], "root": {"r": 0}})
+    with pytest.raises(NotPlain):
+        to_plain(object())

@@ -265,8 +265,15 @@ def validate(args) -> int:
     if said:
         console.say(said)
     results_cache = ResultCache(run.source, run.caches.main.digest, run.opts, use_disk=not args.no_cache)
+    if not args.no_cache:
+        from .cache_files import refused
+
+        why = refused()
+        if why:
+            console.say(f"note: no cache this run: {why}")
 
     def check():
+        results_cache.forget()
         results, unreadable = run_files(run.files, run.caches, run.opts, args.jobs or 0, results_cache)
         relocate(results, run.files)
         for r in results:

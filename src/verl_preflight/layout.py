@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from . import memory as mem
+from .source import read_source
 
 DEVICE_MEMORY_GB = {"gpu": 80.0, "npu": 64.0}  # stated defaults: an 80 GB GPU, a 64 GB Ascend die
 
@@ -249,10 +250,12 @@ def shape_from_config(directory: str) -> Shape:
     config, when it states every number they need; else the table's published sizes when the
     directory's name matches a model there; else None."""
     path = os.path.join(directory, "config.json")
+    text = read_source(path)
+    if text is None:
+        raise ModelConfigError(f"cannot read {path}")
     try:
-        with open(path, encoding="utf-8") as fh:
-            cfg = json.load(fh)
-    except (OSError, ValueError) as err:
+        cfg = json.loads(text)
+    except ValueError as err:
         raise ModelConfigError(f"cannot read {path}: {err}") from err
     if not isinstance(cfg, dict):
         raise ModelConfigError(f"{path}: not a JSON object")

@@ -22,8 +22,16 @@ _VERSION = re.compile(r"^[0-9][0-9A-Za-z.+-]*$")
 
 
 def releases_dir() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "verl-preflight", "releases")
+    """Under the private cache folder (cache_files), else a private temporary folder for this run."""
+    from . import cache_files
+
+    found = cache_files.folder("releases")
+    if found is None:
+        found = _RUN_FOLDER[0] = _RUN_FOLDER[0] or tempfile.mkdtemp(prefix="verl-preflight-releases-")
+    return found
+
+
+_RUN_FOLDER: list = [None]
 
 
 def release_source(version: str) -> ConfigSource:

@@ -6,8 +6,12 @@ the verl config tree (content digest) and release, the policy schema, the
 options (profiles, stack, limits), and every file the script's run read (the script, the files it sources or
 follows, requirements-ascend.txt), each by content digest. A changed input
 invalidates exactly the scripts that read it. `--profile current` is never
-cached: the machine's environment is an input. An unreadable, corrupt or
-foreign entry is a miss and is written anew.
+cached: the machine's environment is an input. The verl, Megatron and MindSpeed
+sources the checks read and the model config are files the run read like any other.
+
+Entries are plain JSON (plain.py), signed with this user's key in a private folder
+(cache_files.py): an unreadable, altered, foreign or corrupt entry is a miss and is
+written anew; nothing in it is ever run.
 """
 
 from __future__ import annotations
@@ -15,13 +19,13 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-import pickle
-import tempfile
 from functools import lru_cache
 
-from .source import digest_of
+from . import cache_files
+from .plain import NotPlain, from_plain, to_plain
+from .source import SOURCES, digest_of, sources_digest
 
-FORMAT = 1
+FORMAT = 2  # 2: plain JSON, signed (1 was pickle)
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -56,13 +60,22 @@ def options_digest(opts) -> str:
     return "\n".join(parts)
 
 
-def _digest_now(dependency: str) -> str | None:
-    """A file's digest now, or a config tree's (hydra_stage.tree.ConfigCache.dependency)."""
+def _digest_now(dependency: str, memo: dict) -> str | None:
+    """A file's digest now, a config tree's (hydra_stage.tree.ConfigCache.dependency), or the
+    sources' (source.sources_dependency); `memo`: what this check already read (many results
+    share verl's sources)."""
     from .hydra_stage.tree import TREE_DEPENDENCY, current_tree_hash
 
+    if dependency in memo:
+        return memo[dependency]
     if dependency.startswith(TREE_DEPENDENCY):
-        return current_tree_hash(dependency)
-    return digest_of(dependency)
+        found = current_tree_hash(dependency)
+    elif dependency.startswith(SOURCES):
+        found = sources_digest(dependency, lambda p: _digest_now(p, memo))
+    else:
+        found = digest_of(dependency)
+    memo[dependency] = found
+    return found
 
 
 class ResultCache:
@@ -76,49 +89,46 @@ class ResultCache:
             key.update(part.encode())
             key.update(b"\0")
         self.key = key.hexdigest()
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        self.folder = os.path.join(base, "verl-preflight", "results")
+        self.folder = cache_files.folder("results") if self.enabled else None
+        self.enabled = self.folder is not None
         self.hits = 0
+        self._now: dict = {}  # dependency -> its digest, read once a check (forget: the files may change)
+
+    def forget(self) -> None:
+        """Read the files again next time (--fix has changed some)."""
+        self._now = {}
 
     def _file(self, path: str) -> str:
         name = hashlib.sha256((self.key + "\0" + os.path.abspath(path)).encode()).hexdigest()
-        return os.path.join(self.folder, name[:2], name + ".pickle")
+        return os.path.join(self.folder, name[:2], name + ".json")
 
     def get(self, path: str):
-        """The cached result of `path`, or None (a miss: absent, stale, corrupt or foreign)."""
+        """The cached result of `path`, or None (a miss: absent, stale, altered, corrupt or foreign)."""
         if not self.enabled:
             return None
-        try:
-            with open(self._file(path), "rb") as fh:
-                entry = pickle.load(fh)
-        except Exception:  # a missing, truncated or foreign file is a miss, never an error
-            return None
+        entry = cache_files.read(self._file(path))
         if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("key") != self.key:
             return None
         if entry.get("path") != os.path.abspath(path):
             return None
         deps = entry.get("deps")
-        if not isinstance(deps, dict) or any(_digest_now(p) != d for p, d in deps.items()):
+        if not isinstance(deps, dict) or any(_digest_now(p, self._now) != d for p, d in deps.items()):
+            return None
+        try:
+            result = from_plain(entry.get("result"))
+        except (NotPlain, RecursionError):
+            return None
+        if type(result).__name__ != "ScriptResult" or result.deps != deps:
             return None
         self.hits += 1
-        return entry.get("result")
+        return result
 
     def put(self, path: str, result) -> None:
         if not self.enabled or not result.deps:
             return
-        entry = {
-            "format": FORMAT,
-            "key": self.key,
-            "path": os.path.abspath(path),
-            "deps": result.deps,
-            "result": result,
-        }
-        target = self._file(path)
         try:
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".tmp-")
-            with os.fdopen(fd, "wb") as fh:
-                pickle.dump(entry, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, target)
-        except OSError:
-            return
+            plain = to_plain(result)
+        except (NotPlain, RecursionError):
+            return  # a result holding something the cache does not keep: checked again next time
+        entry = {"format": FORMAT, "key": self.key, "path": os.path.abspath(path), "deps": result.deps, "result": plain}
+        cache_files.write(self._file(path), entry)

@@ -89,3 +89,44 @@ def digest_of(path: str) -> str | None:
             return hashlib.sha256(fh.read()).hexdigest()
     except OSError:
         return None
+
+
+SOURCES_READ: dict[str, str | None] = {}  # every verl, Megatron or MindSpeed source or model config
+# the checks read in this process: path -> SHA-256 of its bytes as read (None: unreadable)
+SOURCES = "sources:"  # a result's dependency on them: "sources:" + their paths (os.pathsep)
+
+
+def read_source(path: str, errors: str = "strict") -> str | None:
+    """A source file the checks read (verl's Python, a model's config.json), as text; None
+    when it cannot be read. Each is remembered with its digest (SOURCES_READ): a result
+    depends on it like on the script, so an edited dataclass or model config re-checks."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        SOURCES_READ[os.path.abspath(path)] = None
+        return None
+    SOURCES_READ[os.path.abspath(path)] = hashlib.sha256(data).hexdigest()
+    try:
+        return data.decode("utf-8", errors)
+    except UnicodeDecodeError:
+        return None
+
+
+def sources_dependency() -> str | None:
+    """The dependency entry for every source read so far in this process (results read before
+    this script's run count too: what a check reads once per process, every result relies on)."""
+    return SOURCES + os.pathsep.join(sorted(SOURCES_READ)) if SOURCES_READ else None
+
+
+def sources_digest(dependency: str, digest=None) -> str:
+    """The digest of the sources a `sources_dependency()` names: as read in this process, or
+    as `digest(path)` gives them now."""
+    h = hashlib.sha256()
+    for path in dependency[len(SOURCES) :].split(os.pathsep):
+        if digest is not None:
+            found = digest(path)
+        else:
+            found = SOURCES_READ[path] if path in SOURCES_READ else digest_of(path)
+        h.update(f"{path}\0{found}\0".encode())
+    return h.hexdigest()

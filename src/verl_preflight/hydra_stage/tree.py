@@ -21,7 +21,9 @@ import tempfile
 from collections import defaultdict
 from dataclasses import dataclass
 
-CACHE_FORMAT = 4  # 4: verdicts name the problem kind (hydra_stage.problems), not a rule id
+from ..source import read_source
+
+CACHE_FORMAT = 5  # 5: signed with the user's key (cache_files); 4: verdicts name the problem kind
 INSTALL_HINT = "pip install --no-deps verl==0.9.1"
 
 
@@ -281,10 +283,8 @@ def entry_config_name(source: ConfigSource, module: str) -> tuple[str | None, st
     if root is None:
         return ENTRY_POINTS.get(module, (None, None))
     for c in _module_files(root, module):
-        try:
-            with open(c, encoding="utf-8") as fh:
-                text = fh.read()
-        except OSError:
+        text = read_source(c)
+        if text is None:
             continue
         m = re.search(r"@hydra\.main\(([^)]*)\)", text)
         if not m:
@@ -328,11 +328,9 @@ def entry_calls(source: ConfigSource | None, module: str, function: str) -> bool
 def _calls(root: str, module: str, function: str) -> bool | None:
     """Read once per run: every launch of every profile asks."""
     for c in _module_files(root, module):
-        try:
-            with open(c, encoding="utf-8") as fh:
-                return re.search(rf"\b{re.escape(function)}\(", fh.read()) is not None
-        except OSError:
-            continue
+        text = read_source(c)
+        if text is not None:
+            return re.search(rf"\b{re.escape(function)}\(", text) is not None
     return None
 
 
@@ -728,16 +726,17 @@ class ConfigCache:
         return other
 
     # ---- disk -----------------------------------------------------------
-    def file(self) -> str:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        return os.path.join(base, "verl-preflight", f"{self.digest[:32]}.json")
+    def file(self) -> str | None:
+        from .. import cache_files
+
+        folder = cache_files.folder("compositions")
+        return None if folder is None else os.path.join(folder, f"{self.digest[:32]}.json")
 
     def _load(self) -> None:
-        try:
-            with open(self.file(), encoding="utf-8") as fh:
-                data = json.load(fh)
-        except (OSError, ValueError, UnicodeDecodeError):
-            return
+        from .. import cache_files
+
+        path = self.file()
+        data = cache_files.read(path) if path else None
         if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT:
             return
         if data.get("tree") != self.digest or data.get("hydra") != hydra_versions():
@@ -746,11 +745,13 @@ class ConfigCache:
         verdicts = data.get("verdicts")
         if not all(isinstance(x, dict) for x in (snaps, parsed, verdicts)) or not isinstance(groups, list):
             return
-        if data.get("check") != _checksum(snaps, parsed, groups, verdicts):
+        if not all(isinstance(e, dict) and ("tree" in e or "error" in e) for e in snaps.values()):
             return
         self._stored.update(snapshots=snaps, parsed=parsed, groups=groups, verdicts=verdicts)
 
     def save(self) -> None:
+        from .. import cache_files
+
         if not self.use_disk or not self.dirty or self._stored is None:
             return
         path = self.file()
@@ -762,17 +763,9 @@ class ConfigCache:
             "parsed": self.parsed,
             "groups": self.groups,
             "verdicts": self.verdicts,
-            "check": _checksum(self.snapshots, self.parsed, self.groups, self.verdicts),
         }
-        try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-", suffix=".json")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(data, fh, separators=(",", ":"))
-            os.replace(tmp, path)
-        except OSError:
-            return
-        self.dirty = False
+        if path and cache_files.write(path, data):
+            self.dirty = False
 
     # ---- overrides --------------------------------------------------------
     def parse(self, texts) -> list[dict]:
@@ -916,10 +909,6 @@ class SharedSnapshots:
                 return json.load(fh)
         except (OSError, ValueError):
             return None
-
-
-def _checksum(*parts) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 def _one_paragraph(text: str) -> str:

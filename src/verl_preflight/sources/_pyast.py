@@ -9,13 +9,16 @@ import ast
 import warnings
 from functools import lru_cache
 
+from ..source import read_source
+
 
 @lru_cache(maxsize=512)
 def parse_file(path: str) -> ast.Module | None:
     """The module's syntax tree, or None when the file is missing or does not parse."""
+    text = read_source(path)
+    if text is None:
+        return None
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
         with warnings.catch_warnings():  # verl's own `'\%'` escapes: its warnings, not ours to show
             warnings.simplefilter("ignore")
             return ast.parse(text, filename=path)

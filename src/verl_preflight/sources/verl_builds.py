@@ -22,6 +22,7 @@ import os
 from functools import lru_cache
 
 from ._pyast import parse_file
+from ..source import read_source
 
 BUILDER = "omega_conf_to_dataclass"
 
@@ -38,11 +39,7 @@ def built_suffixes(verl_root: str) -> frozenset | None:
             if not name.endswith(".py"):
                 continue
             path = os.path.join(dirpath, name)
-            try:
-                with open(path, encoding="utf-8", errors="replace") as fh:
-                    if BUILDER + "(" not in fh.read():
-                        continue
-            except OSError:
+            if BUILDER + "(" not in (read_source(path, errors="replace") or ""):
                 continue
             tree = parse_file(path)
             for node in ast.walk(tree) if tree is not None else ():

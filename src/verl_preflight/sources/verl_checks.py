@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from ._pyast import parse_file
 from ._pyeval import _TAINT, UNKNOWN, Evaluator, Members, Node, Obj
+from ..source import read_source
 
 MAX_STEPS = 20_000  # statements per check: a counted budget, never the clock
 MAX_DEPTH = 40  # nested calls
@@ -95,11 +96,7 @@ def _function(tree, name: str):
 
 
 def _read(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read()
-    except OSError:
-        return ""
+    return read_source(path, errors="replace") or ""
 
 
 def evaluate(registry, view, checks: list[EntryCheck]) -> Evaluation:

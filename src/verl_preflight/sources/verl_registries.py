@@ -45,6 +45,7 @@ from functools import lru_cache
 
 from ._pyast import dotted, parse_file
 from .verl_classes import Registry, verl_sources
+from ..source import read_source
 
 START = "start"
 FIRST_STEP = "first step"
@@ -228,11 +229,7 @@ class _Reader:
 
     def _text(self, path: str) -> str:
         if path not in self._texts:
-            try:
-                with open(path, encoding="utf-8", errors="replace") as fh:
-                    self._texts[path] = fh.read()
-            except OSError:
-                self._texts[path] = ""
+            self._texts[path] = read_source(path, errors="replace") or ""
         return self._texts[path]
 
     def find_function(self, qualname: str):

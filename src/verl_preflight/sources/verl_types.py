@@ -34,6 +34,7 @@ from functools import lru_cache
 
 from ._pyast import dotted, parse_file
 from .verl_classes import Registry, verl_sources
+from ..source import read_source
 from .verl_registries import _local_imports
 
 BUILDER = "omega_conf_to_dataclass"
@@ -97,11 +98,7 @@ def _builds(root: str) -> tuple[StructuredBuild, ...]:
             if not name.endswith(".py"):
                 continue
             path = os.path.join(dirpath, name)
-            try:
-                with open(path, encoding="utf-8", errors="replace") as fh:
-                    if BUILDER + "(" not in fh.read():
-                        continue
-            except OSError:
+            if BUILDER + "(" not in (read_source(path, errors="replace") or ""):
                 continue
             tree = parse_file(path)
             if tree is None:

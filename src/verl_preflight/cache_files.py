@@ -1,0 +1,153 @@
+"""The tool's cache folder and the files in it: plain JSON, never code, signed with this user's key.
+
+Everything the tool keeps between runs (results, compositions, fetched releases) lives
+under one folder, `$XDG_CACHE_HOME/verl-preflight` (else `~/.cache/verl-preflight`):
+
+- The folder and every folder made in it are 0700. An existing folder of this user that
+  others could read or write (umask 002 makes `drwxrwxr-x`) is made 0700; a folder owned by
+  another user is not used at all (this run keeps no cache; `refused()` says why).
+- Each file is `TAG\\n` followed by a JSON document, TAG being the HMAC-SHA256 of the
+  document under this user's key: `key` in the folder, 32 random bytes, 0600, made on
+  first use. A file whose tag does not match (flipped bits, an entry forged or restored
+  from another user's or another job's cache without its key), that is not JSON, or whose
+  content fails the reader's own checks is a miss, and is written anew.
+
+JSON is parsed, never run: a hostile cache entry can at worst be a miss.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import stat
+import tempfile
+from functools import lru_cache
+
+KEY_BYTES = 32
+MAX_FILE_BYTES = 256 * 1024 * 1024  # a cache file larger than this is a miss (never read whole)
+_PRIVATE = 0o700
+
+
+def base_folder() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "verl-preflight")
+
+
+@lru_cache(maxsize=8)
+def _usable(folder: str) -> str | None:
+    """None when `folder` is private to this user (made so when it is ours), else why not."""
+    try:
+        os.makedirs(folder, mode=_PRIVATE, exist_ok=True)
+        info = os.stat(folder)
+    except OSError as err:
+        return f"cannot make {folder}: {err.strerror or err}"
+    if not stat.S_ISDIR(info.st_mode):
+        return f"{folder} is not a folder"
+    if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
+        return f"{folder} belongs to another user"
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        try:
+            os.chmod(folder, _PRIVATE)
+        except OSError as err:
+            return f"cannot make {folder} private: {err.strerror or err}"
+    return None
+
+
+def refused() -> str | None:
+    """Why this run keeps no cache on disk (the folder is another user's, or cannot be made)."""
+    return _usable(base_folder())
+
+
+def folder(*parts: str) -> str | None:
+    """A private folder under the cache folder (made, 0700), or None when there is no usable cache."""
+    root = base_folder()
+    if _usable(root) is not None:
+        return None
+    path = os.path.join(root, *parts)
+    try:
+        os.makedirs(path, mode=_PRIVATE, exist_ok=True)
+    except OSError:
+        return None
+    return path
+
+
+@lru_cache(maxsize=8)
+def _key_in(root: str) -> bytes | None:
+    path = os.path.join(root, "key")
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+    for _ in range(2):
+        try:
+            fd = os.open(path, flags)
+        except FileNotFoundError:
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            except FileExistsError:
+                continue  # another run made it first: read theirs
+            except OSError:
+                return None
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(os.urandom(KEY_BYTES))
+            continue
+        except OSError:
+            return None
+        with os.fdopen(fd, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            mine = not hasattr(os, "geteuid") or info.st_uid == os.geteuid()
+            if not stat.S_ISREG(info.st_mode) or not mine or stat.S_IMODE(info.st_mode) & 0o077:
+                return None  # a key others can read or wrote is no key
+            key = fh.read(KEY_BYTES + 1)
+        return key if len(key) == KEY_BYTES else None
+    return None
+
+
+def _key() -> bytes | None:
+    root = base_folder()
+    return None if _usable(root) is not None else _key_in(root)
+
+
+def _tag(key: bytes, payload: bytes) -> bytes:
+    return hmac.new(key, payload, hashlib.sha256).hexdigest().encode()
+
+
+def write(path: str, document) -> bool:
+    """Write `document` (JSON types only) to `path`, signed, atomically; False when it cannot be."""
+    key = _key()
+    if key is None:
+        return False
+    payload = json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    try:
+        os.makedirs(os.path.dirname(path), mode=_PRIVATE, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")  # 0600
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(_tag(key, payload) + b"\n" + payload)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError:
+        return False
+    return True
+
+
+def read(path: str):
+    """The document in `path` when its tag is this user's, else None (absent, altered, foreign, not JSON)."""
+    key = _key()
+    if key is None:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            if os.fstat(fh.fileno()).st_size > MAX_FILE_BYTES:
+                return None
+            data = fh.read(MAX_FILE_BYTES + 1)
+    except OSError:
+        return None
+    tag, sep, payload = data.partition(b"\n")
+    if not sep or not hmac.compare_digest(tag, _tag(key, payload)):
+        return None
+    try:
+        return json.loads(payload.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
