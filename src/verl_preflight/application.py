@@ -301,24 +301,29 @@ def validate(args) -> int:
 
 def _report(args, results, findings, source, seconds: float, files, fix_lines) -> bool:
     """The report in the chosen format on standard output; True when it holds the --fix lines
-    (the text report does; the machine formats leave them to standard error)."""
+    (the text report does; the machine formats leave them to standard error). What the scripts
+    put in it is data: secrets masked, control characters escaped (report.printable)."""
+    from .report import printable
+
+    secrets = printable.secrets_of(results, getattr(args, "show_secrets", False))
     if args.format == "json":
         from .report import json_report
 
-        sys.stdout.write(json_report.render(results, findings, source))
+        sys.stdout.write(printable.for_json(json_report.render(results, findings, source), secrets))
     elif args.format == "sarif":
         from .report import sarif
 
-        sys.stdout.write(sarif.render(results, findings, source))
+        sys.stdout.write(printable.for_json(sarif.render(results, findings, source), secrets))
     elif args.format == "github":
         from .report import github
 
-        sys.stdout.write(github.render(results, findings))
+        sys.stdout.write(printable.for_terminal(github.render(results, findings), secrets))
     else:
         from .report import text
 
         empty = _empty_folders(args.paths, files)
-        sys.stdout.write(text.render(results, findings, seconds, args.quiet, use_color(args.color), empty, fix_lines))
+        out = text.render(results, findings, seconds, args.quiet, use_color(args.color), empty, fix_lines)
+        sys.stdout.write(printable.for_terminal(out, secrets, keep=text.CODES))
         return True
     return False
 
@@ -475,8 +480,15 @@ def matrix(args) -> int:
         findings = [f for r in results for f in r.findings]
         reports.append((results, findings, run.source))
         by_version[version] = findings
-    sys.stdout.write(report_matrix.document(args.format, versions, reports, table, by_version, args.quiet,
-                                            use_color(args.color)))
+    from .report import printable
+    from .report.text import CODES
+
+    out = report_matrix.document(args.format, versions, reports, table, by_version, args.quiet, use_color(args.color))
+    secrets = printable.secrets_of([r for rs, _, _ in reports for r in rs], getattr(args, "show_secrets", False))
+    if args.format in ("json", "sarif"):
+        sys.stdout.write(printable.for_json(out, secrets))
+    else:
+        sys.stdout.write(printable.for_terminal(out, secrets, keep=CODES))
     return exit_status([f for fs in by_version.values() for f in fs], args.strict)
 
 
@@ -492,11 +504,14 @@ def render(args) -> int:
     from .report.render import render as render_text
     from .report.render import render_json
 
+    from .report import printable
+
     annotate(results, run.caches, args.as_, run.opts)  # what is shown besides the words, computed
+    secrets = printable.secrets_of(results, getattr(args, "show_secrets", False))
     if args.format == "json":
-        sys.stdout.write(render_json(results, args.as_))
+        sys.stdout.write(printable.for_json(render_json(results, args.as_), secrets))
     else:
-        sys.stdout.write(render_text(results, args.as_))
+        sys.stdout.write(printable.for_terminal(render_text(results, args.as_), secrets))
     return EXIT_OK
 
 

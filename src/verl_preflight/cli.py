@@ -129,6 +129,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--list-rules", action="store_true", help="list every rule with its severity")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     p.add_argument("--quiet", "-q", action="store_true", help="findings only, no summary or info")
+    p.add_argument(
+        "--show-secrets",
+        action="store_true",
+        help="print the values of variables named like secrets (*TOKEN*, *SECRET*, *KEY*, *PASSWORD*, *_PAT) "
+        "instead of ***",
+    )
     p.add_argument("--schema", metavar="FILE", help="policy schema (YAML) instead of the shipped one")
     _model_options(p)
     p.add_argument(
@@ -290,6 +296,7 @@ def _render_args(argv):
         help="the launch command, the overrides alone, or the config changes as YAML",
     )
     p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument("--show-secrets", action="store_true", help="print secret-named variables' values, not ***")
     args = p.parse_args(argv)
     args.paths = list(args.scripts)
     args.max_bytes = 5 * 1024 * 1024

@@ -26,7 +26,7 @@ from .rules.tool.file_too_large import FileTooLarge
 from .rules.tool.profiles_capped import ProfilesCapped
 from .rules.view import ScriptContext, build_view
 from .shell import profiles as prof
-from .shell.evaluate import Allowance, Budget, evaluate, set_by_environment
+from .shell.evaluate import Allowance, Budget, evaluate, secret_values, set_by_environment
 from .shell.parse import parse_script, syntax_notes
 from .shell.words import Field
 from .source import DEFAULT_MAX_BYTES, ReadError, Recorder, TooLarge, read_script, sources_dependency, sources_digest
@@ -93,6 +93,7 @@ class ScriptResult:
     reached: set = field(default_factory=set)  # (path, line, col) of every word passed to a launch (--fix)
     coverage: object = None  # shell.profiles.Choice: the profiles chosen and what they cover (None: pinned)
     unchecked: object = None  # reach.Unchecked: it names a verl entry point and no launch is checked
+    secrets: frozenset = frozenset()  # values reports mask (shell.evaluate.secret_values)
 
 
 def _traits(rule_id: str) -> tuple[str | None, str]:
@@ -189,8 +190,10 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
     collapsed = prof.collapse(evaluated, collapse_key)  # profiles that launch the same thing are one
     labels = prof.labels([outcome.env for outcomes in collapsed for outcome in outcomes])
     labelled = iter(labels)
+    secrets = set(secret_values(ambient or {}))
     for outcomes in collapsed:
         for outcome in outcomes:
+            secrets |= outcome.secrets | {s for la in outcome.launches for s in secret_values(la.env)}
             profile = Profile.of(outcome.env, outcome.assumptions, next(labelled))
             launches = []
             if outcome.status == "incomplete":
@@ -218,6 +221,7 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
     result.reached = {(f.loc.path, f.loc.line, f.loc.col) for la in checked for f in la.spec.argv if f.loc}
     result.reached |= {(loc.path, loc.line, loc.col) for loc in elsewhere}
     result.findings = one_per_mistake(merge_findings(suppressions.apply(findings, texts)), _traits)
+    result.secrets = frozenset(secrets)
     result.deps = dict(read_file.digests)
     sources = sources_dependency()
     if sources is not None:  # verl's Python, Megatron's, a model's config.json: inputs like the script

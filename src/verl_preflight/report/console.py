@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 
+from .printable import for_terminal
 from .text import counted
 
 PROGRAM = "validate-scripts"
@@ -12,12 +13,12 @@ PROGRAM = "validate-scripts"
 
 def say(line: str) -> None:
     """A line of the program's own on standard error: `validate-scripts: ...`."""
-    print(f"{PROGRAM}: {line}", file=sys.stderr)
+    print(for_terminal(f"{PROGRAM}: {line}", ()), file=sys.stderr)
 
 
 def plain(line: str) -> None:
     """A line on standard error as it is (a finding's note, a summary)."""
-    print(line, file=sys.stderr)
+    print(for_terminal(line, ()), file=sys.stderr)
 
 
 def probed(device: tuple, devices) -> list[str]:

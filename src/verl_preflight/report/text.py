@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .printable import escape
+
 MAX_PROFILE_TEXT = 240  # characters of a finding's profile description, at most
 
 
@@ -39,6 +41,7 @@ def _shared_env(profiles):
 
 COLORS = {"error": "\033[1;31m", "warning": "\033[1;33m", "info": "\033[1;36m"}
 RESET = "\033[0m"
+CODES = (*COLORS.values(), RESET)  # the only escape sequences a text report holds
 
 
 def finding_line(f, color: bool = False, all_profiles=None) -> str:
@@ -46,9 +49,9 @@ def finding_line(f, color: bool = False, all_profiles=None) -> str:
     the same mistake (another stack's or rule's view: `path:line:col: note: also warning ...`)."""
     where = f"{f.path}:{f.line}:{f.column}" if f.line else f.path
     severity = f"{COLORS[f.severity]}{f.severity}{RESET}" if color and f.severity in COLORS else f.severity
-    line = f"{where}: {severity}: {f.message}{_related(f)} [{f.rule}]{profile_text(f.profiles, all_profiles)}"
+    line = f"{where}: {severity}: {escape(f.message)}{_related(f)} [{f.rule}]{profile_text(f.profiles, all_profiles)}"
     for other in f.also:
-        line += f"\n{where}: note: also {other.severity}{profile_text(other.profiles, all_profiles)}: {other.message} [{other.rule}]"
+        line += f"\n{where}: note: also {other.severity}{profile_text(other.profiles, all_profiles)}: {escape(other.message)} [{other.rule}]"
     return line
 
 

@@ -10,6 +10,7 @@ state; each end state records its assumptions, its launches and its notes.
 from __future__ import annotations
 
 import os
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -114,6 +115,7 @@ class Outcome:
     launches: list
     notes: list = field(default_factory=list)
     ended: tuple | None = None  # where it exits, when it does: (Loc, why, (function, Loc of its call) or None)
+    secrets: frozenset = frozenset()  # values of secret-named variables at the end (secret_values)
 
     @property
     def profile(self) -> Profile:
@@ -327,7 +329,30 @@ def outcome_of(st: State, env: dict) -> Outcome:
             excluded = tuple(sorted(st.excluded.get(name, ())))
             assumptions += (Assumption(name, "not in", excluded) if excluded else Assumption(name, "set"),)
     ended = st.ended if st.flow == "exit" and not st.incomplete else None
-    return Outcome(dict(env), assumptions, status, code, list(st.launches), list(st.notes), ended)
+    out = Outcome(dict(env), assumptions, status, code, list(st.launches), list(st.notes), ended)
+    out.secrets = secret_values(st.vars)
+    return out
+
+
+SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|_PAT$", re.IGNORECASE)
+_NOT_SECRET = re.compile(r"(?i)^(?:[0-9.]+|true|false|yes|no|on|off|none|null)?$")
+
+
+def secret_values(variables) -> frozenset:
+    """The known values of the variables whose names look like secrets (`*TOKEN*`, `*SECRET*`,
+    `*PASSWORD*`, `*KEY*`, `*_PAT`): reports print them as `***`. Numbers, booleans and values
+    shorter than 4 characters are not masked (they would hide line numbers, not secrets)."""
+    found = set()
+    for name, value in variables.items():
+        if not isinstance(name, str) or not SECRET_NAME.search(name):
+            continue
+        value = value.value if isinstance(value, Var) else value  # a shell variable, a Field, or text
+        items = value if isinstance(value, tuple) else tuple(value.values()) if isinstance(value, dict) else (value,)
+        for item in items:
+            text = item if isinstance(item, str) else getattr(item, "value", None)
+            if isinstance(text, str) and len(text) >= 4 and not _NOT_SECRET.match(text):
+                found.add(text)
+    return frozenset(found)
 
 
 def evaluate(

@@ -1,0 +1,85 @@
+"""What a report prints of a script is data: its secrets masked, its control characters escaped.
+
+A script's text reaches reports (an override's value in a message, a path, a profile's
+value). Two things must never follow it there:
+
+- Secrets: the values of variables whose names look like secrets (`HF_TOKEN`, `*SECRET*`,
+  `*PASSWORD*`, `*KEY*`, `*_PAT`, shell.evaluate.secret_values) are printed as `***`
+  wherever they appear, in every format, unless the user asks to see them (--show-secrets).
+  CI logs keep what `--format github` prints.
+- Control characters: an escape sequence in a value (`$'\\e]0;title\\a'`, `\\e[2J`) would retitle
+  or clear the terminal of whoever reads the report; a newline in a message would forge a
+  line (in `--format github` a workflow command). They are written as `\\xNN` / `\\uNNNN`
+  escapes in text formats, and as JSON's `\\uNNNN` in JSON and SARIF (the same data,
+  nothing raw on a terminal). Bidirectional overrides (U+202A-202E, U+2066-2069) too.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+MASK = "***"
+
+_UNSAFE = "\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_CONTROL = re.compile(f"[{_UNSAFE}]")
+_RAW_IN_JSON = re.compile("[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")  # json.dumps escapes the rest
+
+
+def _escaped(ch: str) -> str:
+    code = ord(ch)
+    if ch == "\n":
+        return "\\n"
+    if ch == "\t":
+        return "\\t"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def escape(text: str) -> str:
+    """`text` with every control character written as an escape (newlines and tabs too)."""
+    return _CONTROL.sub(lambda m: _escaped(m.group()), text)
+
+
+def secrets_of(results, show: bool = False) -> list[str]:
+    """The values to mask in a report of `results` (none when the user asked to see them),
+    longest first (a secret that holds another is masked whole)."""
+    if show:
+        return []
+    found = set()
+    for r in results:
+        found |= set(getattr(r, "secrets", ()) or ())
+    return sorted(found, key=lambda s: (-len(s), s))
+
+
+def mask(text: str, secrets) -> str:
+    for secret in secrets:
+        if secret in text:
+            text = text.replace(secret, MASK)
+    return text
+
+
+def for_terminal(output: str, secrets, keep=()) -> str:
+    """A text report as printed: secrets masked, control characters escaped except the
+    newlines between lines and the report's own colour codes (`keep`)."""
+    output = mask(output, secrets)
+    if not keep:
+        return "\n".join(escape(line) for line in output.split("\n"))
+    pattern = re.compile("|".join(re.escape(k) for k in sorted(keep, key=len, reverse=True)))
+    lines = []
+    for line in output.split("\n"):
+        pieces, at = [], 0
+        for m in pattern.finditer(line):
+            pieces += [escape(line[at : m.start()]), m.group()]
+            at = m.end()
+        lines.append("".join(pieces) + escape(line[at:]))
+    return "\n".join(lines)
+
+
+def for_json(output: str, secrets) -> str:
+    """A JSON document as printed: secrets masked (as JSON spells them), the control
+    characters json.dumps leaves raw written as `\\uNNNN` (the same document)."""
+    for secret in secrets:
+        spelled = json.dumps(secret, ensure_ascii=False)[1:-1]
+        if spelled in output:
+            output = output.replace(spelled, MASK)
+    return _RAW_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", output)
