@@ -70,10 +70,13 @@ def setup(args) -> Setup:
         raise UsageError("--max-profiles must be at least 1")
     if getattr(args, "jobs", None) is not None and args.jobs < 1:
         raise UsageError("-j/--jobs must be at least 1 (leave it out for the CPU count)")
+    notes: list[str] = []
     try:
-        files = discover(args.paths, getattr(args, "excludes", ()))
+        files = discover(args.paths, getattr(args, "excludes", ()), notes)
     except DiscoverError as err:
         raise UsageError(str(err)) from err
+    for line in notes:
+        console.plain(line)
     try:
         versions = getattr(args, "verl", None)
         if versions:
