@@ -9,6 +9,7 @@ A file written keeps its inode: hard links, the mode, extended attributes and th
 from __future__ import annotations
 
 import errno
+import json
 import os
 
 import pytest
@@ -91,8 +92,6 @@ def test_a_symlinked_folder_inside_the_tree_is_walked_once(here, capsys):
     os.symlink("real", here / "tree" / "alias")
     code, out, err = run(capsys, "--format", "json", "tree")
     assert "not followed" not in err
-    import json
-
     assert len(json.loads(out)["scripts"]) == 1
 
 
