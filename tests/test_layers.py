@@ -3,7 +3,7 @@
 Every import is counted, the ones inside functions too (read with `ast` from the sources). The
 layers, top to bottom (design.md, "Layers"):
 
-    app       cli, application, runner, parallel, result_cache, settings, releases, discover, lsp
+    app       cli, application, runner, parallel, result_cache, settings, releases, discover, lsp, fix_files
     pipeline  validate, fix, suppressions, reach, rendering
     report    report/                        formatting only
     rules     rules/                         each rule: id, doc, check or mapping, fix
@@ -26,7 +26,7 @@ SRC = os.path.join(ROOT, "src")
 PACKAGE = "verl_preflight"
 LAYERS = [
     {"cli", "application", "__main__", "runner", "parallel", "result_cache", "settings", "releases", "discover",
-     "user_paths", "lsp"},
+     "user_paths", "lsp", "fix_files"},
     {"validate", "fix", "suppressions", "reach", "rendering"},
     {"report"},
     {"rules"},

@@ -10,13 +10,13 @@ come from report/ (report.console for the lines on standard error).
 
 from __future__ import annotations
 
-import errno
 import os
 import sys
 import time
 from dataclasses import dataclass
 
 from .edits import apply_edits
+from .fix_files import NotWritten, Tree, read, write_in_place
 from .report import console
 from .runner import run_files
 from .user_paths import relocate
@@ -70,10 +70,13 @@ def setup(args) -> Setup:
         raise UsageError("--max-profiles must be at least 1")
     if getattr(args, "jobs", None) is not None and args.jobs < 1:
         raise UsageError("-j/--jobs must be at least 1 (leave it out for the CPU count)")
+    notes: list[str] = []
     try:
-        files = discover(args.paths, getattr(args, "excludes", ()))
+        files = discover(args.paths, getattr(args, "excludes", ()), notes)
     except DiscoverError as err:
         raise UsageError(str(err)) from err
+    for line in notes:
+        console.plain(line)
     try:
         versions = getattr(args, "verl", None)
         if versions:
@@ -283,11 +286,12 @@ def validate(args) -> int:
     results, unreadable = check()
     for line in console.unread_profile_keys(results, run.opts.pinned):
         console.say(line)
+    tree = Tree.of(args.paths)
     if args.diff:
-        return _diff(results, unreadable, run.opts)
+        return _diff(results, unreadable, run.opts, tree)
     fix_lines: list[str] = []
     if args.fix and not unreadable:
-        results, unreadable, fix_lines, failed = _fix(results, check)
+        results, unreadable, fix_lines, failed = _fix(results, check, tree)
         if failed:
             unreadable = [*unreadable, *failed]
     findings = [f for r in results for f in r.findings]
@@ -328,20 +332,22 @@ def _report(args, results, findings, source, seconds: float, files, fix_lines) -
     return False
 
 
-def _fix(results, check):
+def _fix(results, check, tree):
     """--fix: write the plan's changes, check again, repeat until nothing changes (ruff's loop).
-    (results, unreadable, report lines, write failures): the results are those of the fixed files."""
-    from . import fix
-
+    (results, unreadable, report lines, write failures): the results are those of the fixed files.
+    Only files inside `tree` (the paths given) are written; the edits of others are refused."""
     fixed, changed, failed, unreadable = 0, set(), [], []
     for _ in range(MAX_FIX_PASSES):
-        plan = fix.plan(results)
+        plan = _plan(results, tree)
         made, problems = _changes(plan, _digests(results))
         failed += problems
         written = set()
-        for path, (_, new) in made.items():
+        for path, (old, new, stamp) in made.items():
             try:
-                _write(path, new)
+                write_in_place(path, old, new, stamp)
+            except NotWritten as why:
+                failed.append(f"{path}: {why}")
+                continue
             except OSError as err:
                 failed.append(f"{path}: cannot write: {err.strerror or err}")
                 continue
@@ -352,19 +358,33 @@ def _fix(results, check):
             break
         fixed += count
         results, unreadable = check()
-    lines = [*console.refusals(fix.plan(results)), console.fixed(fixed, len(changed))]
+    lines = [*console.refusals(_plan(results, tree)), console.fixed(fixed, len(changed))]
     return results, unreadable, lines, failed
 
 
-def _diff(results, unreadable, opts) -> int:
-    """--diff: the changes one pass of --fix would make, as a unified diff on standard output;
-    what it would fix and what it refuses on standard error. Exit 1 when there is a change."""
+def _plan(results, tree):
+    """fix.plan, less the edits of files --fix may not write (fix_files.Tree): refused, and why."""
+    from dataclasses import replace
+
     from . import fix
 
-    plan = fix.plan(results)
+    p = fix.plan(results)
+    why = {path: tree.refuses(path) for path in p.edits}
+    if not any(why.values()):
+        return p
+    kept = [f for f in p.fixed if not why[f.fix.edit.path]]
+    refused = [(f, why[f.fix.edit.path]) for f in p.fixed if why[f.fix.edit.path]]
+    return replace(p, edits={k: v for k, v in p.edits.items() if not why[k]}, fixed=kept,
+                   refused=[*p.refused, *refused])
+
+
+def _diff(results, unreadable, opts, tree) -> int:
+    """--diff: the changes one pass of --fix would make, as a unified diff on standard output;
+    what it would fix and what it refuses on standard error. Exit 1 when there is a change."""
+    plan = _plan(results, tree)
     made, problems = _changes(plan, _digests(results), opts.stdin)
     for path in sorted(made):
-        sys.stdout.write(_unified_diff(path, *made[path]))
+        sys.stdout.write(_unified_diff(path, *made[path][:2]))
     sys.stdout.flush()  # the diff, then the summary: in this order on a terminal too
     for line in [*console.refusals(plan), *problems, *unreadable]:
         console.plain(line)
@@ -379,19 +399,21 @@ def _diff(results, unreadable, opts) -> int:
 
 
 def _changes(p, digests: dict, stdin: bytes | None = None) -> tuple[dict, list[str]]:
-    """({path: (old bytes, new bytes)}, problems): the plan made on the files as they are now
-    (`-`: the script read from standard input). A file that changed since the run (its digest
-    in `digests`, by absolute path, differs) is left alone."""
+    """({path: (old bytes, new bytes, stamp)}, problems): the plan made on the files as they are
+    now (`-`: the script read from standard input; stamp None). A file that changed since the run
+    (its digest in `digests`, by absolute path, differs) is left alone."""
     import hashlib
 
     out, problems = {}, []
     for path, edits in p.edits.items():
         try:
             if path == "-":
-                old = stdin or b""
+                old, stamp = stdin or b"", None
             else:
-                with open(path, "rb") as fh:
-                    old = fh.read()
+                old, stamp = read(path)
+        except NotWritten as why:
+            problems.append(f"{path}: {why}")
+            continue
         except OSError as err:
             problems.append(f"{path}: cannot read: {err.strerror or err}")
             continue
@@ -400,7 +422,7 @@ def _changes(p, digests: dict, stdin: bytes | None = None) -> tuple[dict, list[s
             continue
         new = apply_edits(old, edits)
         if new != old:
-            out[path] = (old, new)
+            out[path] = (old, new, stamp)
     return out, problems
 
 
@@ -411,28 +433,6 @@ def _unified_diff(path: str, old: bytes, new: bytes) -> str:
 
     lines = list(difflib.unified_diff(a, b, fromfile=path, tofile=path))
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
-
-
-def _write(path: str, data: bytes) -> None:
-    """Replace the file's bytes at once (a temporary file renamed over it), keeping its mode.
-    A file nobody may write (no write bit: `chmod a-w`) is not replaced, even where the
-    folder would allow the rename (or root runs the fix): PermissionError."""
-    target = os.path.realpath(path)
-    mode = os.stat(target).st_mode & 0o7777
-    if not mode & 0o222:
-        raise PermissionError(errno.EACCES, "the file is read-only", path)
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".fix-")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _digests(results) -> dict:

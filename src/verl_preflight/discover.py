@@ -1,4 +1,9 @@
-"""Paths to script files: files as given, folders walked for *.sh (sorted, loops ignored)."""
+"""Paths to script files: files as given, folders walked for *.sh (sorted, loops ignored).
+
+A walk follows a link to a folder only inside the folder walked (links resolved): a link out
+of it (to `/`, a data mount, another checkout) is not followed, and a note says so; give its
+target as a path to check it. A link to a file is a file of the folder (it is read, never
+written through: fix_files). Each file and each folder is taken once, by its real path."""
 
 from __future__ import annotations
 
@@ -9,7 +14,9 @@ class DiscoverError(Exception):
     pass
 
 
-def discover(paths, excludes=()) -> list[str]:
+def discover(paths, excludes=(), notes: list | None = None) -> list[str]:
+    """The scripts the paths name; `notes` gets a line for each link a walk did not follow."""
+    notes = [] if notes is None else notes
     found: list[str] = []
     seen: set[str] = set()
     for path in paths:
@@ -18,7 +25,7 @@ def discover(paths, excludes=()) -> list[str]:
                 seen.add(path)
                 found.append(path)
         elif os.path.isdir(path):
-            found.extend(_walk(path, seen, excludes))
+            found.extend(_walk(path, seen, excludes, notes))
         elif os.path.exists(path):
             if _explicit_excluded(path, excludes):  # pre-commit names the files one by one
                 continue
@@ -31,18 +38,28 @@ def discover(paths, excludes=()) -> list[str]:
     return found
 
 
-def _walk(top: str, seen: set, excludes) -> list[str]:
+def _walk(top: str, seen: set, excludes, notes: list) -> list[str]:
     out = []
     visited_dirs: set[str] = set()
+    tree = os.path.join(os.path.realpath(top), "")
     for dirpath, dirnames, filenames in os.walk(top, followlinks=True):
         real = os.path.realpath(dirpath)
         if real in visited_dirs:
             dirnames[:] = []
             continue
         visited_dirs.add(real)
-        dirnames[:] = sorted(
-            d for d in dirnames if not d.startswith(".") and not _excluded(os.path.join(dirpath, d), excludes)
-        )
+        kept = []
+        for d in sorted(dirnames):
+            full = os.path.join(dirpath, d)
+            if d.startswith(".") or _excluded(full, excludes):
+                continue
+            target = os.path.realpath(full)
+            if os.path.islink(full) and not os.path.join(target, "").startswith(tree):
+                notes.append(f"{full}: note: not followed: a symlink to {target}, outside {top} "
+                             "(give it as a path to check it)")
+                continue
+            kept.append(d)
+        dirnames[:] = kept
         for name in sorted(filenames):
             if not name.endswith(".sh"):
                 continue
