@@ -35,6 +35,19 @@ def test_release_tree_is_unpacked_once(tmp_path, monkeypatch, capsys):
     assert '"verl_version": "0.9.1"' in first
 
 
+def test_fetching_a_release_runs_no_code_of_the_working_directory(tmp_path, monkeypatch, capsys):
+    """`pip download` runs isolated from an empty folder: a pip.py where the user stands is not imported."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "pip.py").write_text(f"open({str(tmp_path / 'ran')!r}, 'w').close()\n")
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("VERL_PREFLIGHT_WHEELS", os.path.relpath(WHEELS, work))  # relative: resolved from here
+    assert main(["--format", "json", "--verl", "0.8.0", Q35]) in (0, 1)
+    assert not (tmp_path / "ran").exists()
+    assert (tmp_path / "cache" / "verl-preflight" / "releases" / "0.8.0" / "verl").is_dir()
+
+
 def test_compatibility_matrix(capsys):
     code = main(["--verl", "0.9.1", "--verl", "0.8.0", Q35, REGRESSION])
     lines = capsys.readouterr().out.splitlines()

@@ -48,6 +48,7 @@ def _fetch(version: str, root: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [
             sys.executable,
+            "-I",  # isolated, and run from the empty folder below: no pip.py of the working directory is imported
             "-m",
             "pip",
             "download",
@@ -62,9 +63,9 @@ def _fetch(version: str, root: str) -> None:
         ]
         wheels = os.environ.get("VERL_PREFLIGHT_WHEELS")
         if wheels:
-            cmd[4:4] = ["--no-index", "--find-links", wheels]
+            cmd[5:5] = ["--no-index", "--find-links", os.path.abspath(wheels)]
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp, stdin=subprocess.DEVNULL)
         except (OSError, subprocess.TimeoutExpired) as err:
             raise ConfigTreeError(f"--verl {version}: pip download failed: {err}") from err
         found = [f for f in os.listdir(tmp) if f.startswith("verl-") and f.endswith(".whl")]
