@@ -352,19 +352,20 @@ def test_plain_entries_build_only_the_tools_own_data():
     shared = to_plain([Loc("s.sh", 1, 1), Loc("s.sh", 1, 1), Loc("s.sh", 1, 1.0)])
     assert len(shared["objects"]) == 2  # equal objects written once; 1 and 1.0 are not equal here
     assert [type(x.col) for x in from_plain(shared)] == [int, int, float]
-    for hostile in (
-        {"c": "os:system", "v": {}},
-        {"c": "values:Loc", "v": {"path": "s.sh"}},  # fields missing
-        {"c": "values:Loc", "v": {"path": "s.sh", "line": 1, "col": 1, "extra": 1}},
-        {"c": "../os:path", "v": {}},
-        {"c": "plain:NotPlain", "v": {}},  # the package's, but not a dataclass
+    for classes, entry in (
+        (["os:system"], [0]),
+        (["values:Loc"], [0, "s.sh"]),  # fields missing
+        (["values:Loc"], [0, "s.sh", 1, 1, "extra"]),
+        (["values:Loc"], [1, "s.sh", 1, 1]),  # no such class index
+        (["../os:path"], [0]),
+        (["plain:NotPlain"], [0]),  # the package's, but not a dataclass
     ):
         with pytest.raises(NotPlain):
-            from_plain({"objects": [hostile], "root": {"r": 0}})
+            from_plain({"classes": classes, "objects": [entry], "root": {"r": 0}})
     for root in ({"o": "values:__builtins__"}, {"s": [[1]]}, {"x": []}, {"r": 0}, {"r": -1}):
         with pytest.raises(NotPlain):
-            from_plain({"objects": [], "root": root})
+            from_plain({"classes": [], "objects": [], "root": root})
     with pytest.raises(NotPlain):  # a reference forward (or to itself): no cycles, nothing half-built
-        from_plain({"objects": [{"c": "values:Loc", "v": {"path": {"r": 0}, "line": 1, "col": 1}}], "root": {"r": 0}})
+        from_plain({"classes": ["values:Loc"], "objects": [[0, {"r": 0}, 1, 1]], "root": {"r": 0}})
     with pytest.raises(NotPlain):
         to_plain(object())

@@ -6,15 +6,16 @@ defined in this package are rebuilt, field by field, without calling any constru
 anything else, a missing or extra field, a reference forward, or an unknown tag raises
 `NotPlain` (the cache then counts a miss). Sentinels (values.OTHER) are named, never built.
 
-The document is {"objects": [...], "root": value}. Each dataclass is written once in
-`objects` (equal ones, as the many profiles of a script hold, share one entry: exactly
-equal, field by field as JSON) and referred to by its index; an entry refers only to
-entries before it.
+The document is {"classes": [...], "objects": [...], "root": value}. Each dataclass is
+written once in `objects`, as [its class's index in `classes`, its fields' values in the
+class's order] (equal ones, as the many profiles of a script hold, share one entry:
+exactly equal, field by field as JSON), and referred to by its index; an entry refers
+only to entries before it.
 
     [..]                  list
     {"t": [..]}           tuple        {"s": [..]}  set       {"f": [..]}  frozenset
     {"m": {k: v}}         dict with string keys     {"d": [[k, v], ..]}   any other dict
-    {"r": n}              objects[n]:  {"c": "mod:Class", "v": {field: value}}
+    {"r": n}              objects[n]:  [class index, field value, ...]
     {"o": "mod:NAME"}     a sentinel of this package
     {"e": "mod:Enum", "n": "MEMBER"}   a member of an enumeration of this package
 """
@@ -43,6 +44,8 @@ def _sentinels() -> dict:
 
 class _Writer:
     def __init__(self):
+        self.classes: list = []  # "mod:Class"
+        self.class_index: dict = {}
         self.objects: list = []
         self.index: dict[str, int] = {}  # an object's JSON text -> its index
         self.seen: dict[int, tuple] = {}  # id -> (its reference, the object, kept alive)
@@ -77,8 +80,11 @@ class _Writer:
         known = self.seen.get(id(obj))
         if known is not None:
             return known[0]
-        fields = {f.name: self.value(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-        entry = {"c": f"{t.__module__[len(_PACKAGE) + 1:]}:{t.__qualname__}", "v": fields}
+        c = self.class_index.get(t)
+        if c is None:
+            c = self.class_index[t] = len(self.classes)
+            self.classes.append(f"{t.__module__[len(_PACKAGE) + 1:]}:{t.__qualname__}")
+        entry = [c, *(self.value(getattr(obj, f.name)) for f in dataclasses.fields(obj))]
         text = json.dumps(entry, separators=(",", ":"))
         n = self.index.get(text)
         if n is None:
@@ -92,7 +98,7 @@ class _Writer:
 def to_plain(obj) -> dict:
     writer = _Writer()
     root = writer.value(obj)
-    return {"objects": writer.objects, "root": root}
+    return {"classes": writer.classes, "objects": writer.objects, "root": root}
 
 
 _CLASSES: dict = {}
@@ -105,7 +111,7 @@ def _class(name: str):
     cls = _import(name)
     if not isinstance(cls, type) or not dataclasses.is_dataclass(cls):
         raise NotPlain(f"not one of the tool's dataclasses: {name!r}")
-    _CLASSES[name] = cls, {f.name for f in dataclasses.fields(cls)}
+    _CLASSES[name] = cls, tuple(f.name for f in dataclasses.fields(cls)), "__slots__" not in cls.__dict__
     return _CLASSES[name]
 
 
@@ -146,24 +152,31 @@ def _sentinel(name) -> object:
 
 
 def from_plain(data):
-    if type(data) is not dict or type(data.get("objects")) is not list or set(data) != {"objects", "root"}:
+    if type(data) is not dict or data.keys() != {"classes", "objects", "root"}:
         raise NotPlain("not a plain document")
+    classes, objects = data["classes"], data["objects"]
+    if type(classes) is not list or type(objects) is not list:
+        raise NotPlain("not a plain document")
+    classes = [_class(name) for name in classes]
     built: list = []
-    for entry in data["objects"]:
-        built.append(_object(entry, built))
+    for entry in objects:
+        built.append(_object(entry, classes, built))
     return _value(data["root"], built)
 
 
-def _object(entry, built: list):
-    if type(entry) is not dict or set(entry) != {"c", "v"} or type(entry["v"]) is not dict:
+def _object(entry, classes: list, built: list):
+    if type(entry) is not list or not entry or type(entry[0]) is not int or not 0 <= entry[0] < len(classes):
         raise NotPlain("an object entry that is not a class and its fields")
-    cls, names = _class(entry["c"])
-    values = entry["v"]
-    if set(values) != names:
-        raise NotPlain(f"{entry['c']}: other fields than the class has")
+    cls, names, has_dict = classes[entry[0]]
+    if len(entry) != len(names) + 1:
+        raise NotPlain(f"{cls.__qualname__}: other fields than the class has")
+    values = [v if type(v) in _ATOMS else _value(v, built) for v in entry[1:]]
     obj = object.__new__(cls)
-    for field_name, value in values.items():
-        object.__setattr__(obj, field_name, _value(value, built))
+    if has_dict:
+        obj.__dict__.update(zip(names, values))
+    else:
+        for name, value in zip(names, values):
+            object.__setattr__(obj, name, value)
     return obj
 
 
@@ -172,7 +185,7 @@ def _value(data, built: list):
     if t in _ATOMS:
         return data
     if t is list:
-        return [_value(x, built) for x in data]
+        return [x if type(x) in _ATOMS else _value(x, built) for x in data]
     if t is dict and len(data) == 2 and "e" in data:
         return _member(data.get("e"), data.get("n"))
     if t is not dict or len(data) != 1:
@@ -190,7 +203,7 @@ def _value(data, built: list):
         raise NotPlain(f"tag {tag!r} without a list")
     try:
         if tag == "t":
-            return tuple(_value(x, built) for x in body)
+            return tuple([x if type(x) in _ATOMS else _value(x, built) for x in body])
         if tag == "s":
             return {_value(x, built) for x in body}
         if tag == "f":

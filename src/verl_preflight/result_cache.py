@@ -93,6 +93,7 @@ class ResultCache:
         self.enabled = self.folder is not None
         self.hits = 0
         self._now: dict = {}  # dependency -> its digest, read once a check (forget: the files may change)
+        self._lists: dict = {}  # digest -> the sources dependency it names (_listed)
 
     def forget(self) -> None:
         """Read the files again next time (--fix has changed some)."""
@@ -111,15 +112,16 @@ class ResultCache:
             return None
         if entry.get("path") != os.path.abspath(path):
             return None
-        deps = entry.get("deps")
-        if not isinstance(deps, dict) or any(_digest_now(p, self._now) != d for p, d in deps.items()):
+        deps = self._expanded(entry.get("deps"))
+        if deps is None or any(_digest_now(p, self._now) != d for p, d in deps.items()):
             return None
         try:
             result = from_plain(entry.get("result"))
         except (NotPlain, RecursionError):
             return None
-        if type(result).__name__ != "ScriptResult" or result.deps != deps:
+        if type(result).__name__ != "ScriptResult":
             return None
+        result.deps = deps
         self.hits += 1
         return result
 
@@ -127,8 +129,42 @@ class ResultCache:
         if not self.enabled or not result.deps:
             return
         try:
-            plain = to_plain(result)
+            plain = to_plain(dataclasses.replace(result, deps={}))  # the dependencies are kept once, below
         except (NotPlain, RecursionError):
             return  # a result holding something the cache does not keep: checked again next time
-        entry = {"format": FORMAT, "key": self.key, "path": os.path.abspath(path), "deps": result.deps, "result": plain}
+        deps = {self._listed(p): d for p, d in result.deps.items()}
+        if None in deps:
+            return
+        entry = {"format": FORMAT, "key": self.key, "path": os.path.abspath(path), "deps": deps, "result": plain}
         cache_files.write(self._file(path), entry)
+
+    # the sources a result depends on (hundreds of verl's files) are listed once, in a file of
+    # their own named by the list's digest, which every result with that list refers to
+    def _list_file(self, digest: str) -> str:
+        return os.path.join(self.folder, "sources", digest + ".json")
+
+    def _listed(self, dependency: str) -> str | None:
+        if not dependency.startswith(SOURCES):
+            return dependency
+        digest = hashlib.sha256(dependency.encode()).hexdigest()
+        if digest not in self._lists:
+            if not os.path.exists(self._list_file(digest)) and not cache_files.write(self._list_file(digest), dependency):
+                return None
+            self._lists[digest] = dependency
+        return f"{SOURCES}#{digest}"
+
+    def _expanded(self, deps) -> dict | None:
+        if not isinstance(deps, dict):
+            return None
+        out = {}
+        for p, d in deps.items():
+            if p.startswith(SOURCES + "#"):
+                digest = p[len(SOURCES) + 1 :]
+                if digest not in self._lists:
+                    listed = cache_files.read(self._list_file(digest)) if len(digest) == 64 and digest.isalnum() else None
+                    if not isinstance(listed, str) or hashlib.sha256(listed.encode()).hexdigest() != digest:
+                        return None
+                    self._lists[digest] = listed
+                p = self._lists[digest]
+            out[p] = d
+        return out
