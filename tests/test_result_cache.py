@@ -51,6 +51,12 @@ class Run:
 FILES = ["uses_lib.sh", "alone.sh"]
 
 
+def _entries(tree) -> list[str]:
+    """The results' entries (not the lists of sources they share)."""
+    folder = tree / "cache" / "verl-preflight" / "results"
+    return sorted(os.path.join(d, f) for d, _, fs in os.walk(folder) for f in fs if os.path.basename(d) != "sources")
+
+
 def checked(**options) -> int:
     run = Run(**options)
     run(FILES)
@@ -102,8 +108,7 @@ def test_another_config_tree_rechecks_everything(tree):
 
 def test_a_corrupt_or_foreign_cache_is_rebuilt(tree):
     checked()
-    folder = tree / "cache" / "verl-preflight" / "results"
-    entries = [os.path.join(d, f) for d, _, fs in os.walk(folder) for f in fs]
+    entries = _entries(tree)
     assert len(entries) == 2
     with open(entries[0], "wb") as fh:
         fh.write(b"\x80\x04not a pickle")
@@ -167,11 +172,6 @@ def test_a_fully_warm_run_loads_neither_hydra_nor_the_composition_cache(tree):
 # ---- a cache others could have written (issue 24, item 1) -------------------------------
 
 
-def _entries(tree) -> list[str]:
-    folder = tree / "cache" / "verl-preflight" / "results"
-    return sorted(os.path.join(d, f) for d, _, fs in os.walk(folder) for f in fs)
-
-
 def test_a_pickle_in_the_cache_is_never_loaded(tree):
     """A cache entry that would run code when unpickled is a miss: nothing of it runs."""
     import pickle
@@ -183,7 +183,8 @@ def test_a_pickle_in_the_cache_is_never_loaded(tree):
         def __reduce__(self):
             return (open, (str(marker), "w"))
 
-    for entry in _entries(tree):
+    folder = tree / "cache" / "verl-preflight" / "results"
+    for entry in [os.path.join(d, f) for d, _, fs in os.walk(folder) for f in fs]:  # the sources lists too
         with open(entry, "wb") as fh:
             pickle.dump({"format": 1, "result": Payload()}, fh)
     assert checked() == 2

@@ -148,7 +148,9 @@ class ResultCache:
             return dependency
         digest = hashlib.sha256(dependency.encode()).hexdigest()
         if digest not in self._lists:
-            if not os.path.exists(self._list_file(digest)) and not cache_files.write(self._list_file(digest), dependency):
+            if cache_files.read(self._list_file(digest)) != dependency and not cache_files.write(
+                self._list_file(digest), dependency
+            ):
                 return None
             self._lists[digest] = dependency
         return f"{SOURCES}#{digest}"
