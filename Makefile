@@ -49,12 +49,14 @@ bench: $(STAMP)
 	$(VPY) bench/bench_validate.py
 	$(VPY) bench/bench_scaling.py
 
-# atheris for 30 minutes on a seed corpus made of the examples and fixtures
+# atheris for FUZZ_SECONDS (15 minutes) on a seed corpus: the examples, the fixtures and the
+# hostile inputs of fuzz/seeds (quadratic expansions, backtracking regexes, huge arithmetic)
+FUZZ_SECONDS ?= 900
 fuzz: $(STAMP)
 	$(VPY) -m pip install --quiet atheris
 	rm -rf $(VENV)/fuzz-corpus && mkdir -p $(VENV)/fuzz-corpus
-	find examples tests/fixtures -name '*.sh' -exec cp --backup=numbered {} $(VENV)/fuzz-corpus/ \;
-	$(VPY) fuzz/fuzz_validate.py $(VENV)/fuzz-corpus -max_total_time=1800 -timeout=30
+	find examples tests/fixtures fuzz/seeds -type f -name '*.sh' -exec cp --backup=numbered {} $(VENV)/fuzz-corpus/ \;
+	$(VPY) fuzz/fuzz_validate.py $(VENV)/fuzz-corpus -max_total_time=$(FUZZ_SECONDS) -timeout=30 -rss_limit_mb=2048
 
 docs: $(STAMP)
 	$(VPY) -c "import sys; sys.path.insert(0, 'src'); from verl_preflight.report.rule_docs import markdown; open('docs/rules.md', 'w').write(markdown())"
