@@ -18,6 +18,8 @@ $(STAMP): pyproject.toml Makefile
 	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install --quiet --upgrade pip
 	$(VPY) -m pip install --quiet -e '.[test,lsp]'
+	# bytecode for the editable install, compiled once (a first run does not pay for it)
+	$(VPY) -m compileall -q src tools
 	$(VPY) -m pip install --quiet --no-deps verl==0.9.1 megatron-core==0.16.1
 	# verl wheels (offline at test time)
 	for v in $(VERL_WHEELS); do $(VPY) -m pip download --quiet --no-deps --only-binary :all: \

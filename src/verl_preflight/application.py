@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from .edits import apply_edits
 from .fix_files import NotWritten, Tree, read, write_in_place
 from .report import console
-from .runner import run_files
 from .user_paths import relocate
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -43,6 +42,13 @@ class Setup:
     source: object  # hydra_stage.tree.ConfigSource
     caches: object  # hydra_stage.tree.ConfigCaches
     opts: object  # validate.Options
+
+
+def run_files(*args, **kwargs):
+    """runner.run_files, imported on first use: `--version` and `--help` load none of the pipeline."""
+    from .runner import run_files as run
+
+    return run(*args, **kwargs)
 
 
 def exit_status(findings, strict: bool, unusable: bool = False) -> int:
