@@ -10,6 +10,7 @@ in a serial run.
 
 from __future__ import annotations
 
+import itertools
 import os
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
@@ -30,7 +31,13 @@ def _init(source, use_disk, digest, opts, run_one, shared_dir) -> None:
 
 
 def _sizes(cache) -> tuple:
-    return (set(cache.snapshots), set(cache.parsed), set(cache.verdicts))
+    return (len(cache.snapshots), len(cache.parsed), len(cache.verdicts))
+
+
+def _added(table: dict, known: int) -> dict:
+    """The entries added since the table held `known`: the tables only grow, in insertion
+    order, so they are the last ones (read from the end: the cost is what was added)."""
+    return dict(reversed(list(itertools.islice(reversed(table.items()), len(table) - known))))
 
 
 def _work(path: str):
@@ -42,14 +49,14 @@ def _work(path: str):
         if cache._stored is None:
             continue  # not used by this worker yet
         key = caches.key(cache.source, cache.tree)
-        snaps, parsed, verdicts = _STATE["known"].get(key, cache.loaded)
+        snaps, parsed, verdicts = _STATE["known"].get(key) or tuple(len(keys) for keys in cache.loaded)
         fresh[key] = (
             cache.source,
             cache.tree,
             {
-                "snapshots": {k: v for k, v in cache.snapshots.items() if k not in snaps},
-                "parsed": {k: v for k, v in cache.parsed.items() if k not in parsed},
-                "verdicts": {k: v for k, v in cache.verdicts.items() if k not in verdicts},
+                "snapshots": _added(cache.snapshots, snaps),
+                "parsed": _added(cache.parsed, parsed),
+                "verdicts": _added(cache.verdicts, verdicts),
                 "groups": cache.groups,
             },
         )
