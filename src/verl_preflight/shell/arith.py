@@ -1,8 +1,10 @@
 """Bash arithmetic (`$((...))`, `((...))`, `let`) over tree-sitter nodes.
 
-Integers are 64-bit and wrap like bash's. A value that depends on something
-unknown is None; division by zero raises `ArithError` (bash reports it and the
-command fails).
+Integers are 64-bit and wrap like bash's: every value is wrapped as it is made
+(literals of any length too), and `**` is computed by squaring modulo 2**64, so no
+Python number ever grows past 128 bits. A value that depends on something unknown
+is None; division by zero and a negative exponent raise `ArithError` (bash reports
+it and the command fails).
 """
 
 from __future__ import annotations
@@ -54,23 +56,41 @@ def parse_int(text: str) -> int | None:
                     d = 63
                 if d >= base:
                     return None
-                value = value * base + d
+                value = (value * base + d) & _MASK  # wraps as it is read: no number grows
         elif body[:2] in ("0x", "0X"):
             value = int(body, 16)
         elif len(body) > 1 and body[0] == "0":
             value = int(body, 8)
         else:
-            value = int(body)
+            value = _decimal(body)
     except ValueError:
         return None
     return wrap(-value if sign == "-" else value)
 
 
+def _decimal(digits: str) -> int:
+    """Decimal digits modulo 2**64, read 18 at a time (any length: no big number is made)."""
+    value = 0
+    for start in range(0, len(digits), 18):
+        part = digits[start : start + 18]
+        value = (value * 10 ** len(part) + int(part)) & _MASK
+    return value
+
+
+def _power(a: int, b: int) -> int:
+    """a**b as bash computes it: by squaring, modulo 2**64 (`7**99999999999` is instant)."""
+    if b < 0:
+        raise ArithError("exponent less than 0")
+    return pow(a, b, 1 << 64)
+
+
+# Operands are 64-bit (every value is wrapped when it is made), so no operator below makes a
+# number of more than 128 bits before apply_binary wraps it again.
 _BINARY = {
     "+": lambda a, b: a + b,
     "-": lambda a, b: a - b,
     "*": lambda a, b: a * b,
-    "**": lambda a, b: a**b if b >= 0 else 0,
+    "**": _power,
     "<<": lambda a, b: a << (b & 63),
     ">>": lambda a, b: a >> (b & 63),
     "&": lambda a, b: a & b,

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .errors import ShellExit
+from .limits import ELEMENT_WORK, MAX_ELEMENTS, OverBound, meter, too_many_elements
 from .notes import Note, NoteKind
 from .state import State, elements_of, scalar_of
-from .words import Field, Unknown
+from .words import Field, Unknown, join_pieces
 
 if TYPE_CHECKING:
     from .evaluate import Interpreter
@@ -49,17 +50,21 @@ class Variables:
             # a non-interactive bash stops on an assignment to a readonly variable
             raise ShellExit(1, Note(NoteKind.READONLY, loc, f"bash stops here: {name} is readonly", name))
         if value_node is not None and value_node.type == "array":
-            elements = self._array_elements(value_node, st)
+            try:
+                elements = self._array_elements(value_node, st)
+            except OverBound as past:  # an array past the bound: unknown, as a whole
+                st.set_var(name, Field((meter().over(past.why, loc),), loc), **(attrs or {}))
+                return
             if isinstance(elements, dict):
                 base = dict(old.value) if append and old is not None and isinstance(old.value, dict) else {}
                 base.update(elements)
-                st.set_var(name, base, **(attrs or {}))
+                self._store_array(st, name, base, loc, attrs)
                 return
             if append and old is not None:
                 base = tuple(elements_of(old)) if not isinstance(old.value, dict) else ()
-                st.set_var(name, base + tuple(elements), **(attrs or {}))
+                self._store_array(st, name, base + tuple(elements), loc, attrs)
             else:
-                st.set_var(name, tuple(elements), **(attrs or {}))
+                self._store_array(st, name, tuple(elements), loc, attrs)
             return
         value = self.i.expander.expand_one(value_node, st, extra) if value_node is not None else Field((), loc)
         if value_node is not None and value.loc is None:
@@ -74,7 +79,7 @@ class Variables:
             if prev is None and old is None:
                 prev = self.i.ctx.missing(name)
             if prev is not None:
-                value = Field(prev.pieces + value.pieces, prev.loc or value.loc)
+                value = Field(join_pieces(prev.pieces + value.pieces, loc), prev.loc or value.loc)
         self.assign_scalar(st, name, value, loc, attrs)
 
     def assign_scalar(self, st: State, name: str, value: Field, loc, attrs: dict | None = None) -> None:
@@ -91,15 +96,14 @@ class Variables:
                 return
             d = dict(old.value)
             if append and index.value in d:
-                value = Field(d[index.value].pieces + value.pieces, d[index.value].loc)
+                value = Field(join_pieces(d[index.value].pieces + value.pieces, loc), d[index.value].loc)
             d[index.value] = value
-            st.set_var(name, d)
+            self._store_array(st, name, d, loc)
             return
         i = self.i.expander.arithmetic(index.value, st, loc) if index.known else None
         if i is None:
-            st.set_var(
-                name, tuple(elements_of(old)) + (Field((Unknown(None, f"an element of {name} at an unknown index"),)),)
-            )
+            unknown = Field((Unknown(None, f"an element of {name} at an unknown index"),))
+            self._store_array(st, name, tuple(elements_of(old)) + (unknown,), loc)
             return
         items = (
             list(old.value)
@@ -108,15 +112,29 @@ class Variables:
         )
         if i < 0:
             i += len(items)
+            if i < 0:  # bash: bad array subscript (the assignment fails)
+                return
+        if i >= MAX_ELEMENTS:  # `A[999999999]=x`: bash's arrays are sparse, these are not
+            st.set_var(name, Field((meter().over(too_many_elements(f"array {name}", i + 1), loc),)))
+            return
         while len(items) <= i:
             items.append(None)
         if append and items[i] is not None:
-            value = Field(items[i].pieces + value.pieces, items[i].loc)
+            value = Field(join_pieces(items[i].pieces + value.pieces, loc), items[i].loc)
         items[i] = value
-        st.set_var(name, tuple(items))
+        self._store_array(st, name, tuple(items), loc)
+
+    def _store_array(self, st: State, name: str, value, loc, attrs: dict | None = None) -> None:
+        """Set an array's elements; past MAX_ELEMENTS the array is unknown, as a whole."""
+        try:
+            st.set_var(name, _bounded_array(name, value), **(attrs or {}))
+        except OverBound as past:
+            st.set_var(name, Field((meter().over(past.why, loc),), loc), **(attrs or {}))
 
     def _array_elements(self, node, st):
         children = [c for c in node.named_children if c.type != "comment"]
+        if len(children) > MAX_ELEMENTS:  # not even expanded
+            raise OverBound(too_many_elements("an array", len(children)))
         if children and all(self._is_keyed(c) for c in children):
             out = {}
             for c in children:
@@ -130,3 +148,11 @@ class Variables:
     def _is_keyed(self, node) -> bool:
         text = self.i.script.text(node)
         return text.startswith("[") and "]=" in text
+
+
+def _bounded_array(name: str, value):
+    """An array's elements (a tuple, or a dict), within MAX_ELEMENTS; OverBound past it."""
+    if len(value) > MAX_ELEMENTS:
+        raise OverBound(too_many_elements(f"array {name}", len(value)))
+    meter().charge(len(value) * ELEMENT_WORK)
+    return value

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from .arith import parse_int
+from .ere import regex_search
+from .limits import OverBound, meter
 from .notes import NoteKind
 from .words import Field
 
@@ -53,7 +54,7 @@ def compare(op: str, left: Field, right: Field, right_regex=None):
         if right_regex is not None:
             if not left.known:
                 return None
-            result = right_regex.fullmatch(left.value) is not None
+            result = right_regex.fullmatch(left.value)
         else:
             if not left.known or not right.known:
                 return None
@@ -177,13 +178,11 @@ def _expr(args, texts):
 
 
 def regex_match(text: Field, pattern: Field):
-    """[[ x =~ re ]]: Python's re stands in for POSIX ERE."""
+    """[[ x =~ re ]]: POSIX ERE, matched in linear time (ere.py); None when unknown. Past a bound
+    of the match it raises OverBound."""
     if not text.known or not pattern.known:
         return None
-    try:
-        return re.search(pattern.value, text.value) is not None
-    except re.error:
-        return False
+    return regex_search(pattern.value, text.value)
 
 
 class TestCommands:
@@ -258,6 +257,13 @@ class TestCommands:
         return None if not value.known else value.value != ""
 
     def _compare_nodes(self, left, op, right, st):
+        try:
+            return self._compare(left, op, right, st)
+        except OverBound as past:  # the match costs too much: its result is unknown (both ways)
+            meter().over(past.why, self.i.script.loc(right))
+            return None
+
+    def _compare(self, left, op, right, st):
         lhs = self.i.expander.expand_one(left, st)
         if op in ("==", "=", "!="):
             rx = self.i.expander.expand_pattern(right, st)

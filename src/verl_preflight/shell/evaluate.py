@@ -23,6 +23,7 @@ from .conditions import TestCommands
 from .errors import ArithFailure
 from .expand import Expander
 from .flow import Cases, ControlFlow, Loops
+from .limits import metering
 from .notes import Note, NoteKind
 from .parse import Script, parse_script
 from .profiles import other_exclusions, scan
@@ -296,6 +297,17 @@ class Interpreter:
             st.status = 1
             return None, False
 
+    def past_bounds(self, states: list[State], events, node) -> None:
+        """What went past a bound of one operation (limits.Meter events: (why, Loc or None)) while
+        `node` ran: each path is incomplete from here, the note says where and which bound."""
+        for why, loc in events:
+            where = loc or self.script.loc(node)
+            message = f"cannot follow the script here: {why}; what it gives is unknown"
+            for st in states:
+                st.incomplete = True
+                if not any(n.loc == where and n.message == message for n in st.notes):
+                    self.note(st, where, NoteKind.INCOMPLETE, message)
+
     def unfollowed(self, st: State, loc, why: str) -> State:
         st.incomplete = True
         self.note(st, loc, NoteKind.INCOMPLETE, f"cannot follow the script here: {why}")
@@ -384,7 +396,8 @@ def evaluate(
     ctx.always_set = set_by_environment(script)
     ctx.switches = switches
     interp = Interpreter(script, ctx)
-    states = interp.run(env, positional)
+    with metering(allowance):
+        states = interp.run(env, positional)
     return [outcome_of(st, env) for st in states]
 
 

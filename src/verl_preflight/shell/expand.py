@@ -16,6 +16,7 @@ from typing import Protocol
 
 from .arith import ArithError, Arithmetic, Unsupported, parse_int
 from .errors import ArithFailure
+from .limits import ELEMENT_WORK, MAX_ELEMENTS, OverBound, meter, too_many_elements
 from .notes import NoteKind
 from .params import Parameters
 from .parse import Script, arithmetic_text, parse_script
@@ -166,6 +167,8 @@ _ESCAPED_BLANKS_BEFORE = re.compile(rb"(?:(?<=[ \t\n])|^)(?:\\[ \t])+\Z")
 def escaped_blanks_before(source: bytes, start: int) -> re.Match | None:
     """The escaped blanks (`\\ `) right before the word at `start`, which bash makes the
     start of that word (`a \\ b` passes ' b'); None when there are none."""
+    if start < 2 or source[start - 2] != 0x5C or source[start - 1] not in b" \t":  # no `\ ` right before
+        return None
     return _ESCAPED_BLANKS_BEFORE.search(source, max(0, start - 64), start)
 
 
@@ -201,19 +204,27 @@ class Expander:
         self.arith_texts: set[str] = set()  # variable texts being read as expressions now
 
     def expand_args(self, nodes, st: State) -> list[Field]:
-        """Full expansion of command words, with field splitting."""
+        """Full expansion of command words, with field splitting. More than MAX_ELEMENTS words
+        (before or after expansion) raise OverBound."""
+        if len(nodes) > MAX_ELEMENTS:
+            raise OverBound(too_many_elements("a list", len(nodes), "words"))
         out: list[Field] = []
         ifs = self.ifs(st)
         source = self.host.script.source
         for group in word_groups(nodes, source):
             loc = self.host.script.loc(group[0])
             out.extend(self.word_fields(self.group_chunks(with_escaped_blanks(group, source), st), ifs, loc))
+            if len(out) > MAX_ELEMENTS:
+                raise OverBound(too_many_elements("a list", len(out), "words"))
         return out
 
     @staticmethod
     def word_fields(chunks: list, ifs: str, loc) -> list[Field]:
         """The fields of one expanded word: brace expansion first, then field splitting."""
-        return [f for variant in brace_expand(chunks) for f in split_fields(variant, ifs, loc)]
+        fields = [f for variant in brace_expand(chunks) for f in split_fields(variant, ifs, loc)]
+        if len(fields) > 1:
+            meter().charge(len(fields) * ELEMENT_WORK)
+        return fields
 
     def group_chunks(self, group, st: State, quoted: bool = False) -> list:
         """Chunks of one bash word that tree-sitter may have cut into adjacent nodes.
@@ -424,6 +435,7 @@ class Expander:
 
     def elements_chunks(self, fields, quoted: bool, loc, sep_join: bool) -> list:
         """Chunks for a list of values: separate fields when quoted "[@]", else joined."""
+        meter().charge(len(fields) * ELEMENT_WORK)
         out = []
         for i, f in enumerate(fields):
             if i:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from ..values import Assumption
 from .errors import ShellExit
 from .expand import arith_operands
+from .limits import OverBound, meter
 from .nodes import static_text, variable_of
 from .notes import NoteKind
 from .state import State
@@ -75,6 +76,13 @@ class ControlFlow:
         return kept
 
     def exec(self, node, st: State, depth: int, in_cond: bool = False) -> list[State]:
+        results = self._exec(node, st, depth, in_cond)
+        m = meter()
+        if m.events:  # what went past a bound of one operation: unknown, and said where
+            self.i.past_bounds(results, m.drain(), node)
+        return results
+
+    def _exec(self, node, st: State, depth: int, in_cond: bool) -> list[State]:
         spent = self.i.ctx.allowance.step()
         if spent is not None:
             return [self.i.give_up(st, node, spent)]
@@ -96,6 +104,8 @@ class ControlFlow:
             return [st]
         except RecursionError:
             return [self.i.give_up(st, node, "nesting too deep")]
+        except OverBound as past:  # a command past a bound of the tool (too many words): not run
+            return [self.i.give_up(st, node, past.why, NoteKind.INCOMPLETE)]
         if not in_cond:
             for r in results:
                 if r.errexit and not r.flow and r.status not in (0, None) and t in _ERREXIT_TYPES:
@@ -478,16 +488,21 @@ class Cases:
         for i in range(start, len(items)):
             item = items[i]
             patterns = [c for name, c in fields(item) if name == "value"]
-            matched = False
+            matched = undecided = False
             maybe = []
             for p in patterns:
                 rx = self.i.expander.expand_pattern(p, st)
                 if subject.known and rx is not None:
-                    if rx.fullmatch(subject.value):
-                        matched = True
-                        break
+                    try:
+                        if rx.fullmatch(subject.value):
+                            matched = True
+                            break
+                    except OverBound as past:  # too costly to match: this arm may or may not be taken
+                        meter().over(past.why, self.i.script.loc(p))
+                        self.i.past_bounds([st], meter().drain(), p)  # said on both ways
+                        undecided = True
                     continue
-                if rx is not None and rx.pattern == ".*":
+                if rx is not None and rx.matches_all:
                     matched = True
                     break
                 literal = static_text(self.i.script, p)
@@ -498,6 +513,8 @@ class Cases:
                 if not subject.known:
                     self.i.flow.assume_once(st, Assumption(label, "other"))
                 return out + self._case_body(items, i, subject, label, st, depth)
+            if undecided:
+                out.extend(self._case_body(items, i, subject, label, st.fork(), depth))
             for literal, text in maybe:
                 taken = st.fork()
                 if var and literal is not None:

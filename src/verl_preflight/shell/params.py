@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .errors import ShellExit
+from .limits import OverBound, is_past_bound, meter
 from .nodes import DEFAULT_OPS
 from .notes import Note, NoteKind
 from .parse import expansion_operand_arithmetic, parse_script
@@ -22,63 +23,13 @@ SPECIAL_PARAMS = {"@", "*", "#", "?", "$", "!", "0", "-", "_"}
 _ALL_OPS = DEFAULT_OPS | {"#", "##", "%", "%%", "/", "//", "/#", "/%", ":", ",,", "^^", ",", "^", "@Q", "@", "*"}
 
 
-def _remove(text: str, rx, op: str) -> str:
-    n = len(text)
-    if op == "#":
-        for i in range(n + 1):
-            if rx.fullmatch(text, 0, i):
-                return text[i:]
-    elif op == "##":
-        for i in range(n, -1, -1):
-            if rx.fullmatch(text, 0, i):
-                return text[i:]
-    elif op == "%":
-        for i in range(n, -1, -1):
-            if rx.fullmatch(text, i, n):
-                return text[:i]
-    else:
-        for i in range(n + 1):
-            if rx.fullmatch(text, i, n):
-                return text[:i]
-    return text
-
-
-def _substitute(text: str, rx, repl: str, op: str) -> str:
-    n = len(text)
-    if op == "/#":
-        for j in range(n, -1, -1):
-            if rx.fullmatch(text, 0, j):
-                return repl + text[j:]
-        return text
-    if op == "/%":
-        for i in range(n + 1):
-            if rx.fullmatch(text, i, n):
-                return text[:i] + repl
-        return text
-    out = []
-    i = 0
-    replaced = False
-    while i <= n:
-        if replaced and op == "/":
-            break
-        # the next position where the pattern matches anything (no anchors: a position
-        # search skips has no match of any length), then its longest match there
-        found = rx.search(text, i)
-        if found is None:
-            break
-        k = found.start()
-        out.append(text[i:k])
-        match_end = next((j for j in range(n, k, -1) if rx.fullmatch(text, k, j)), None)
-        if match_end is not None:
-            out.append(repl)
-            i = match_end
-            replaced = True
-            continue
-        if k < n:
-            out.append(text[k])
-        i = k + 1
-    out.append(text[i:])
-    return "".join(out)
+def _bounded(string_op, loc):
+    """What a string operator gives (text, or None when unknown); past a bound of the tool
+    (a match too costly, a value too long), the unknown piece that says so."""
+    try:
+        return string_op()
+    except OverBound as past:
+        return meter().over(past.why, loc)
 
 
 class Parameters:
@@ -267,6 +218,8 @@ class Parameters:
             if any(isinstance(p, Unknown) and p.label == READ_AT_RUN_TIME for p in value.pieces):
                 # `read -a A`, `mapfile A`: how many elements there are is known only at run time
                 return Field((Unknown(f"${{{name}[{index}]}}", "an element of input read at run time"),), loc)
+            if any(is_past_bound(p) for p in value.pieces):  # an array past a bound: each element unknown
+                return Field((Unknown(f"${{{name}[{index}]}}", "an element of an array past a bound"),), loc)
             return None
         if i < 0:
             i += len(value)
@@ -305,6 +258,8 @@ class Parameters:
     def _length(self, name, index, st, quoted, loc) -> list:
         if index in ("@", "*"):
             values = self._all_elements(name, st)
+            if values and len(values) == 1 and any(is_past_bound(p) for p in values[0].pieces):
+                return [Chunk(Unknown(f"${{#{name}[{index}]}}", "length of an array past a bound"), quoted, False, loc)]
             return [Chunk(str(len(values or [])), quoted, False, loc)]
         value = self._element(name, index, st, loc)
         if value is None:
@@ -376,8 +331,7 @@ class Parameters:
             value = Field((), loc)
         if not value.known:
             return [Chunk(Unknown(self.host.script.text(node), f"{op} on an unknown value"), quoted, False, loc)]
-        text = value.value
-        result = self._string_op(op, operand, ops, text, st, node)
+        result = _bounded(lambda: self._string_op(op, operand, ops, value.value, st, node), loc)
         if result is None:
             return [
                 Chunk(Unknown(self.host.script.text(node), "an operator on an unknown operand"), quoted, False, loc)
@@ -421,11 +375,11 @@ class Parameters:
             if not v.known:
                 out.append(Field((Unknown(self.host.script.text(node), "an operator on an unknown value"),), v.loc))
                 continue
-            r = self._string_op(op, operand, ops, v.value, st, node)
+            r = _bounded(lambda v=v: self._string_op(op, operand, ops, v.value, st, node), v.loc or loc)
             out.append(
                 Field.of(r, v.loc)
-                if r is not None
-                else Field((Unknown(self.host.script.text(node), "an operator on an unknown operand"),), v.loc)
+                if isinstance(r, str)
+                else Field((r or Unknown(self.host.script.text(node), "an operator on an unknown operand"),), v.loc)
             )
         return self.x.elements_chunks(out, quoted, loc, index == "*")
 
@@ -440,14 +394,14 @@ class Parameters:
             rx = pattern_regex(self._operand(operand, st, False))
             if rx is None:
                 return None
-            return _remove(text, rx, op)
+            return rx.remove(text, op)
         if op in ("/", "//", "/#", "/%"):
             rx = pattern_regex(self._operand(operand, st, False))
             repl_nodes = ops[1][1] if len(ops) > 1 and ops[1][0] == "/" else []
             repl = join_field(self._operand(repl_nodes, st, False)) if repl_nodes else Field(())
             if rx is None or not repl.known:
                 return None
-            return _substitute(text, rx, repl.value, op)
+            return rx.substitute(text, repl.value, op)
         if op == ":":
             start = self._arith_operand(operand, st)
             if start is None:

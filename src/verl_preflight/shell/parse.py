@@ -7,6 +7,7 @@ the script; each ERROR or MISSING node becomes one note with its location.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -33,6 +34,8 @@ class Script:
     tree: object
     _lines: list[bytes] | None = field(default=None, repr=False)
     _locs: dict = field(default_factory=dict, repr=False)  # start byte -> Loc
+    _starts: list[int] | None = field(default=None, repr=False)  # the byte offset where each line starts
+    _cols: dict = field(default_factory=dict, repr=False)  # row -> how its byte columns become characters
 
     @property
     def root(self):
@@ -45,21 +48,43 @@ class Script:
             found = self._locs[node.start_byte] = Loc(self.path, row + 1, self.char_col(row, col) + 1)
         return found
 
-    def loc_at(self, offset: int) -> Loc:
-        """The location of a byte offset in this file (as `loc` gives a node's)."""
-        row = self.source.count(b"\n", 0, offset)
-        col = offset - (self.source.rfind(b"\n", 0, offset) + 1)
-        return Loc(self.path, row + 1, self.char_col(row, col) + 1)
-
-    def char_col(self, row: int, byte_col: int) -> int:
-        """tree-sitter columns count bytes; report characters."""
+    def lines(self) -> list[bytes]:
         if self._lines is None:
             self._lines = self.source.split(b"\n")
-        line = self._lines[row] if row < len(self._lines) else b""
-        prefix = line[:byte_col]
-        if prefix.isascii():
+        return self._lines
+
+    def line_starts(self) -> list[int]:
+        """The byte offset of each line's start (computed once: a location costs a bisection,
+        not a scan of the file or of its line)."""
+        if self._starts is None:
+            starts, at = [], 0
+            for line in self.lines():
+                starts.append(at)
+                at += len(line) + 1
+            self._starts = starts
+        return self._starts
+
+    def loc_at(self, offset: int) -> Loc:
+        """The location of a byte offset in this file (as `loc` gives a node's)."""
+        row = bisect_right(self.line_starts(), offset) - 1
+        return Loc(self.path, row + 1, self.char_col(row, offset - self._starts[row]) + 1)
+
+    def char_col(self, row: int, byte_col: int) -> int:
+        """tree-sitter columns count bytes; report characters. Each line is looked at once:
+        an ASCII line's columns are its bytes; in a line of valid UTF-8, a column is its bytes
+        less the continuation bytes before it (counted per block of the line, then in the
+        block); any other line is decoded up to the column, as before."""
+        cols = self._cols.get(row, False)
+        if cols is False:
+            cols = self._cols[row] = _line_columns(self.lines()[row] if row < len(self.lines()) else b"")
+        if cols is None:
             return byte_col
-        return len(prefix.decode("utf-8", "replace"))
+        line, per_block = cols
+        if per_block is None:  # not valid UTF-8: decoded (with replacements) as before
+            return len(line[:byte_col].decode("utf-8", "replace"))
+        block = min(byte_col // _BLOCK, len(per_block) - 1)
+        start = block * _BLOCK
+        return byte_col - per_block[block] - _continuations(line[start:byte_col])
 
     def text(self, node) -> str:
         return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
@@ -67,13 +92,11 @@ class Script:
     def offset(self, loc: Loc) -> int | None:
         """The byte offset of a location in this file (1-based line, character column): the
         inverse of `loc`; None when the file has no such place."""
-        if self._lines is None:
-            self._lines = self.source.split(b"\n")
-        lines = self._lines
+        lines = self.lines()
         if not 1 <= loc.line <= len(lines):
             return None
         line = lines[loc.line - 1]
-        start = sum(len(x) + 1 for x in lines[: loc.line - 1])
+        start = self.line_starts()[loc.line - 1]
         if line[: loc.col - 1].isascii():
             return start + loc.col - 1 if loc.col - 1 <= len(line) else None
         for b in range(len(line) + 1):
@@ -91,6 +114,30 @@ class Script:
         while node is not None and node.parent is not None and node.parent.type in ("string", "concatenation"):
             node = node.parent
         return node, offset
+
+
+_BLOCK = 4096  # bytes of a line per counted block (char_col)
+_CONTINUATION = bytes(range(0x80, 0xC0))  # the bytes that continue a UTF-8 character
+
+
+def _continuations(data: bytes) -> int:
+    return len(data) - len(data.translate(None, _CONTINUATION))
+
+
+def _line_columns(line: bytes):
+    """None for an ASCII line; else (line, continuation bytes before each block of it), the
+    second None when the line is not valid UTF-8."""
+    if line.isascii():
+        return None
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError:
+        return line, None
+    per_block, seen = [], 0
+    for start in range(0, len(line) + 1, _BLOCK):
+        per_block.append(seen)
+        seen += _continuations(line[start : start + _BLOCK])
+    return line, per_block
 
 
 def parse_script(path: str, source: bytes) -> Script:

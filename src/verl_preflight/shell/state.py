@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import limits
 from .words import Field
 
 
@@ -26,16 +27,18 @@ READ_AT_RUN_TIME = "input read at run time"  # the label of what `read`, `mapfil
 
 @dataclass
 class Budget:
-    """Limits that keep any input bounded. `steps` and `seconds` are for one script,
-    shared by all its profiles (see Allowance); the others hold on each path."""
+    """Limits that keep any input bounded (their defaults, and the bounds of one operation, are
+    in limits.py). `steps`, `work` and `seconds` are for one script, shared by all its profiles
+    (see Allowance); the others hold on each path."""
 
-    steps: int = 200_000  # what decides the findings: counted, the same on any machine
-    seconds: float = 60.0  # a backstop only: a script past it is not reported at all (fixed text)
-    states: int = 64
-    source_depth: int = 8
-    call_depth: int = 64
-    loop_iterations: int = 10_000
-    nesting: int = 300
+    steps: int = limits.STEPS  # what decides the findings: counted, the same on any machine
+    seconds: float = limits.SECONDS  # a backstop only: a script past it is not reported at all (fixed text)
+    states: int = limits.STATES
+    source_depth: int = limits.SOURCE_DEPTH
+    call_depth: int = limits.CALL_DEPTH
+    loop_iterations: int = limits.LOOP_ITERATIONS
+    nesting: int = limits.NESTING
+    work: int = limits.WORK  # characters and elements built, copied or matched (counted, as steps are)
 
 
 CLOCK_EVERY = 1024  # steps between two looks at the clock
@@ -56,6 +59,7 @@ class Allowance:
 
         self.budget = budget
         self.steps = 0
+        self.work = 0
         self._clock = time.monotonic
         self._deadline = self._clock() + budget.seconds
         self.spent: str | None = None  # why it ran out
@@ -71,6 +75,16 @@ class Allowance:
                 self.spent = f"this script's evaluation budget of {self.budget.seconds:g} s is used up"
                 self.timed_out = True
         return self.spent
+
+    def charge(self, units: int) -> None:
+        """Count the work of one operation (characters or elements built, copied or matched);
+        past the budget, the next step of every path ends it."""
+        self.work += units
+        if self.spent is None and self.work > self.budget.work:
+            self.spent = (
+                f"this script's evaluation budget of {self.budget.work:,} units of work (characters and"
+                " elements built, copied or matched) is used up"
+            )
 
 
 @dataclass

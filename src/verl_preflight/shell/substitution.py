@@ -16,6 +16,7 @@ import posixpath
 from typing import TYPE_CHECKING
 
 from .errors import ShellExit
+from .limits import MAX_VALUE_CHARS, meter, value_too_long
 from .state import elements_of
 from .words import Field, Unknown, join_pieces
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
 _PURE = frozenset({"echo", "printf", "basename", "dirname", "expr", "seq", ":", "true", "cd", "pwd"})
 _MAX_SEQ = 10_000
+_EXPR_BITS = 4096  # a number `expr` computes (its operands have at most 4300 digits, Python's bound)
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 
 
@@ -221,7 +223,10 @@ def _printf(args: list[Field]) -> str:
         raise _NotStatic
     fmt, values = args[0].value, [a.value for a in args[1:]]
     out = []
+    size = 0  # what is written so far, within MAX_VALUE_CHARS (the format is reused per argument)
+    first = 0  # the first argument not used yet
     while True:
+        start = len(out)
         i, used = 0, 0
         while i < len(fmt):
             ch = fmt[i]
@@ -230,7 +235,7 @@ def _printf(args: list[Field]) -> str:
                 if spec == "%":
                     out.append("%")
                 elif spec in "sd":
-                    v = values[used] if used < len(values) else ""
+                    v = values[first + used] if first + used < len(values) else ""
                     if spec == "d" and v and not v.lstrip("-").isdigit():
                         raise _NotStatic
                     out.append(v if v or spec == "s" else "0")
@@ -248,8 +253,12 @@ def _printf(args: list[Field]) -> str:
                 continue
             out.append(ch)
             i += 1
-        values = values[used:]
-        if not values or not used:
+        first += used
+        size += sum(len(p) for p in out[start:])
+        if size > MAX_VALUE_CHARS:
+            meter().over(value_too_long(size))
+            raise _NotStatic
+        if first >= len(values) or not used:
             return "".join(out)
 
 
@@ -371,7 +380,10 @@ def _expr(tokens: list[str]) -> str:
                     r = abs(a) % abs(b)
                     left = str(r if a >= 0 else -r)
                 else:
-                    left = str(a + b if op == "+" else a - b if op == "-" else a * b)
+                    value = a + b if op == "+" else a - b if op == "-" else a * b
+                    if value.bit_length() > _EXPR_BITS:  # GNU expr has big numbers; not followed here
+                        raise _NotStatic
+                    left = str(value)
             else:
                 try:
                     a, b = int(left), int(right)

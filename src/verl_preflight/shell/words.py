@@ -4,31 +4,57 @@ A bash value here is a `Field`: a tuple of pieces, each either known text (`str`
 or an `Unknown` (a command substitution, a variable from the environment), plus
 the source location of the word that wrote it. Word expansion produces `Chunk`s
 that remember whether they were quoted; `split_fields` then applies bash's field
-splitting, and `pattern_regex` turns chunks into a glob matcher with quoted parts
-taken literally.
+splitting, and `pattern_regex` turns chunks into a glob matcher (glob.py) with quoted
+parts taken literally.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..values import Loc, Unknown
+from .glob import Glob, glob_atoms, literal_atoms
+from .limits import MAX_PIECES, MAX_VALUE_CHARS, is_past_bound, meter, too_many_pieces, value_too_long
 
 Piece = str | Unknown
 
 
-def join_pieces(pieces) -> tuple[Piece, ...]:
-    """Merge adjacent known text and drop empty text."""
-    out: list[Piece] = []
+def join_pieces(pieces, loc: Loc | None = None) -> tuple[Piece, ...]:
+    """Merge adjacent known text and drop empty text. In an evaluation, a value past a bound
+    (longer than MAX_VALUE_CHARS, in more than MAX_PIECES parts) is one unknown piece instead,
+    and the work of joining is counted (limits.py)."""
+    out: list = []  # pieces, and lists: runs of known text to join
+    size = 0
     for piece in pieces:
         if isinstance(piece, str):
             if not piece:
                 continue
-            if out and isinstance(out[-1], str):
-                out[-1] = out[-1] + piece
-                continue
+            size += len(piece)
+            if out:
+                last = out[-1]
+                if isinstance(last, list):
+                    last.append(piece)
+                    continue
+                if isinstance(last, str):
+                    out[-1] = [last, piece]
+                    continue
+        elif out and piece == out[-1] and is_past_bound(piece):  # unknown twice is unknown once
+            continue
         out.append(piece)
+    m = meter()
+    if m.allowance is not None:
+        if size > MAX_VALUE_CHARS:
+            return (m.over(value_too_long(size), loc),)
+        if len(out) > MAX_PIECES:
+            return (m.over(too_many_pieces(len(out)), loc),)
+    joined = 0
+    for i, piece in enumerate(out):
+        if isinstance(piece, list):
+            out[i] = "".join(piece)
+            joined += len(out[i])
+    m.charge(joined)
     return tuple(out)
 
 
@@ -95,7 +121,8 @@ def split_fields(chunks, ifs: str = DEFAULT_IFS, word_loc: Loc | None = None) ->
     def flush() -> None:
         nonlocal pieces, has_content, literal_loc, first_loc
         if has_content:
-            fields.append(Field(join_pieces(pieces), literal_loc or first_loc or word_loc))
+            at = literal_loc or first_loc or word_loc
+            fields.append(Field(join_pieces(pieces, word_loc or at), at))
         pieces, has_content, literal_loc, first_loc = [], False, None, None
 
     def note(chunk: Chunk, nonempty: bool) -> None:
@@ -146,60 +173,28 @@ def join_field(chunks, word_loc: Loc | None = None) -> Field:
                 literal_loc = chunk.loc
             if first_loc is None:
                 first_loc = chunk.loc
-    return Field(join_pieces(pieces), literal_loc or first_loc or word_loc)
+    at = literal_loc or first_loc or word_loc
+    return Field(join_pieces(pieces, word_loc or at), at)
 
 
-def _glob_part(text: str) -> str:
-    """Translate an unquoted glob fragment to a regex fragment."""
-    out = []
-    i = 0
-    n = len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "\\" and i + 1 < n:
-            out.append(re.escape(text[i + 1]))
-            i += 2
-            continue
-        if ch == "*":
-            out.append(".*")
-        elif ch == "?":
-            out.append(".")
-        elif ch == "[":
-            j = i + 1
-            if j < n and text[j] in "!^":
-                j += 1
-            if j < n and text[j] == "]":
-                j += 1
-            while j < n and text[j] != "]":
-                j += 1
-            if j >= n:
-                out.append(re.escape(ch))
-            else:
-                body = text[i + 1 : j]
-                negate = body[:1] in ("!", "^")
-                if negate:
-                    body = body[1:]
-                body = body.replace("\\", "\\\\")
-                out.append("[" + ("^" if negate else "") + body + "]")
-                i = j
-        else:
-            out.append(re.escape(ch))
-        i += 1
-    return "".join(out)
-
-
-def pattern_regex(chunks) -> re.Pattern | None:
-    """A compiled regex for a bash pattern, or None when part of it is unknown."""
-    parts = []
+def pattern_regex(chunks) -> Glob | None:
+    """The compiled bash pattern (glob.Glob) of chunks, quoted parts taken literally; None when
+    part of it is unknown."""
+    atoms: list = []
     for chunk in chunks:
         if chunk is BREAK:
-            parts.append(" ")
+            atoms.append(" ")
             continue
         if isinstance(chunk.piece, Unknown):
             return None
-        parts.append(re.escape(chunk.piece) if chunk.quoted else _glob_part(chunk.piece))
+        atoms.extend(literal_atoms(chunk.piece) if chunk.quoted else glob_atoms(chunk.piece))
+    return compile_glob(tuple(atoms))
+
+
+@lru_cache(maxsize=512)
+def compile_glob(atoms: tuple) -> Glob | None:
     try:
-        return re.compile("".join(parts), re.DOTALL)
+        return Glob(list(atoms))
     except re.error:
         return None
 

@@ -1,0 +1,252 @@
+"""Bash patterns (`case`, `[[ == ]]`, `${X#pat}`, `${X//pat/rep}`) matched in time linear in the text.
+
+A pattern is a sequence of one-character matchers (a literal, `?`, a bracket expression) and
+`*`. Cut at its stars it is segments of a fixed width: `head*mid1*mid2*tail`. Each segment is
+a regular expression with no quantifier (it cannot backtrack), and the stars are resolved by
+placing the segments greedily: every middle segment at its leftmost place after the one before
+it (which leaves the most room to the rest), the tail at the end, or at its leftmost (shortest
+match) or rightmost (longest match) place. So a match costs a few searches of fixed-width
+expressions, never the backtracking that `.*a.*a.*b` costs a regular expression engine, and
+`${X//pat/rep}` is one pass (a pattern with a star matches at most once from a place on).
+
+The cost of an operation (text length x pattern length) is counted against the bound of one
+match and the script's work (limits.py); past the bound it raises OverBound (its result is
+unknown).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .limits import MAX_MATCH_COST, MAX_VALUE_CHARS, OverBound, meter, value_too_long
+
+STAR = None  # the `*` atom in an atom list; any other atom is the regex text of one character
+
+
+@dataclass(frozen=True)
+class _Segment:
+    """Fixed-width atoms between two stars."""
+
+    rx: re.Pattern
+    reverse: re.Pattern  # the atoms in reverse order (to search the reversed text)
+    width: int
+
+    @staticmethod
+    def of(atoms: list[str]) -> _Segment:
+        forward, backward = "".join(atoms), "".join(reversed(atoms))
+        return _Segment(re.compile(forward, re.DOTALL), re.compile(backward, re.DOTALL), len(atoms))
+
+    def at(self, text: str, pos: int, end: int) -> bool:
+        """It matches text[pos : pos + width], within text[:end]."""
+        return pos + self.width <= end and (not self.width or self.rx.match(text, pos, end) is not None)
+
+    def find(self, text: str, lo: int, hi: int) -> int | None:
+        """Its leftmost place p in [lo, hi - width]."""
+        if lo + self.width > hi:
+            return None
+        if not self.width:
+            return lo
+        m = self.rx.search(text, lo, hi)
+        return m.start() if m is not None else None
+
+    def rfind(self, text: str, lo: int, hi: int, rev: str) -> int | None:
+        """Its rightmost place p in [lo, hi - width]; `rev` is text reversed."""
+        if lo + self.width > hi:
+            return None
+        if not self.width:
+            return hi
+        n = len(text)
+        m = self.reverse.search(rev, n - hi, n - lo)
+        return n - m.start() - self.width if m is not None else None
+
+
+class Glob:
+    """One bash pattern, compiled. `atoms`: regex texts of one character each, STAR for `*`."""
+
+    def __init__(self, atoms: list):
+        self.size = len(atoms)
+        self.matches_all = atoms == [STAR]  # `*`: matches anything (also an unknown value)
+        self.starred = STAR in atoms
+        cuts: list[list[str]] = [[]]
+        for atom in atoms:
+            if atom is STAR:
+                if cuts[-1] or len(cuts) == 1:
+                    cuts.append([])
+            else:
+                cuts[-1].append(atom)
+        if len(cuts) == 1:
+            self.head, self.middles, self.tail = _Segment.of(cuts[0]), [], _Segment.of([])
+        else:
+            self.head, self.tail = _Segment.of(cuts[0]), _Segment.of(cuts[-1])
+            self.middles = [_Segment.of(c) for c in cuts[1:-1] if c]
+        self._atoms = atoms
+        self._reversed: Glob | None = None
+
+    def reversed(self) -> Glob:
+        """The pattern that matches the reversed texts (for suffixes)."""
+        if self._reversed is None:
+            self._reversed = Glob(list(reversed(self._atoms)))
+        return self._reversed
+
+    def _afford(self, text: str) -> None:
+        cost = (len(text) + 1) * (self.size + 1)
+        if cost > MAX_MATCH_COST:
+            raise OverBound(
+                f"matching a pattern of {self.size:,} characters against a value of {len(text):,} costs "
+                f"{cost:,}, past the tool's bound of {MAX_MATCH_COST:,} for one match"
+            )
+        meter().charge(cost)
+
+    # ---- matching ------------------------------------------------------
+    def fullmatch(self, text: str) -> bool:
+        self._afford(text)
+        n = len(text)
+        if not self.starred:
+            return self.head.width == n and self.head.at(text, 0, n)
+        if self.head.width + self.tail.width > n or not self.head.at(text, 0, n):
+            return False
+        limit = n - self.tail.width
+        if not self.tail.at(text, limit, n):
+            return False
+        pos = self.head.width
+        for seg in self.middles:
+            p = seg.find(text, pos, limit)
+            if p is None:
+                return False
+            pos = p + seg.width
+        return True
+
+    def _ends(self, text: str, k: int, rev: list) -> tuple[int, int] | None:
+        """(shortest, longest) end j of a match text[k:j], or None. `rev`: [text reversed] once made."""
+        n = len(text)
+        if not self.head.at(text, k, n):
+            return None
+        if not self.starred:
+            return k + self.head.width, k + self.head.width
+        pos = k + self.head.width
+        for seg in self.middles:
+            p = seg.find(text, pos, n)
+            if p is None:
+                return None
+            pos = p + seg.width
+        if not self.tail.width:
+            return pos, n
+        first = self.tail.find(text, pos, n)
+        if first is None:
+            return None
+        if not rev:
+            rev.append(text[::-1])
+        last = self.tail.rfind(text, pos, n, rev[0])
+        return first + self.tail.width, last + self.tail.width
+
+    def prefix(self, text: str, longest: bool) -> int | None:
+        """The length of the shortest (longest) prefix it matches, or None."""
+        self._afford(text)
+        ends = self._ends(text, 0, [])
+        return None if ends is None else ends[1 if longest else 0]
+
+    def suffix(self, text: str, longest: bool) -> int | None:
+        """The length of the shortest (longest) suffix it matches, or None."""
+        return self.reversed().prefix(text[::-1], longest)
+
+    # ---- the operators of ${X...} ----------------------------------------
+    def remove(self, text: str, op: str) -> str:
+        """`${X#p}`, `${X##p}`, `${X%p}`, `${X%%p}`."""
+        if op in ("#", "##"):
+            cut = self.prefix(text, op == "##")
+            return text if cut is None else text[cut:]
+        cut = self.suffix(text, op == "%%")
+        return text if cut is None else text[: len(text) - cut]
+
+    def substitute(self, text: str, repl: str, op: str) -> str:
+        """`${X/p/r}` (the first match), `${X//p/r}` (every match), `${X/#p/r}`, `${X/%p/r}`."""
+        if op == "/#":
+            cut = self.prefix(text, True)
+            return text if cut is None else _bounded(repl + text[cut:])
+        if op == "/%":
+            cut = self.suffix(text, True)
+            return text if cut is None else _bounded(text[: len(text) - cut] + repl)
+        self._afford(text)
+        if not self.starred:
+            if not self.head.width:
+                return text  # an empty pattern matches nothing to replace
+            # a fixed-width pattern: its leftmost, non-overlapping matches, as bash takes them
+            count = 1 if op == "/" else 0
+            if len(repl) > self.head.width:  # the text grows: by how much, before it is built
+                found = 1 if count else self.head.rx.subn("", text)[1]
+                _bounded_size(len(text) + found * (len(repl) - self.head.width))
+            return self.head.rx.sub(lambda _m: repl, text, count=count)
+        # with a star: from the first place a match starts, the longest match there; no match
+        # from that place means none from any later one (each later place leaves less room)
+        out, i, n, rev = [], 0, len(text), []
+        while i <= n:
+            k = self.head.find(text, i, n)
+            if k is None:
+                break
+            ends = self._ends(text, k, rev)
+            if ends is None:
+                break
+            end = ends[1]
+            if end == k:  # an empty match (only `*` at the end of the text): nothing to replace
+                break
+            out.append(text[i:k])
+            out.append(repl)
+            i = end
+            if op == "/":
+                break
+        out.append(text[i:])
+        return _bounded("".join(out))
+
+
+def _bounded_size(size: int) -> None:
+    if size > MAX_VALUE_CHARS:
+        raise OverBound(value_too_long(size))
+
+
+def _bounded(text: str) -> str:
+    _bounded_size(len(text))
+    return text
+
+
+def glob_atoms(text: str) -> list:
+    """The atoms of an unquoted glob fragment (its `\\x`, `*`, `?`, `[...]` read as bash does)."""
+    out: list = []
+    i = 0
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\" and i + 1 < n:
+            out.append(re.escape(text[i + 1]))
+            i += 2
+            continue
+        if ch == "*":
+            out.append(STAR)
+        elif ch == "?":
+            out.append(".")
+        elif ch == "[":
+            j = i + 1
+            if j < n and text[j] in "!^":
+                j += 1
+            if j < n and text[j] == "]":
+                j += 1
+            while j < n and text[j] != "]":
+                j += 1
+            if j >= n:
+                out.append(re.escape(ch))
+            else:
+                body = text[i + 1 : j]
+                negate = body[:1] in ("!", "^")
+                if negate:
+                    body = body[1:]
+                body = body.replace("\\", "\\\\")
+                out.append("[" + ("^" if negate else "") + body + "]")
+                i = j
+        else:
+            out.append(re.escape(ch))
+        i += 1
+    return out
+
+
+def literal_atoms(text: str) -> list:
+    return [re.escape(ch) for ch in text]

@@ -1,0 +1,122 @@
+"""Every bound of the bash evaluator, in one place, and the meter that keeps them.
+
+A script is never executed, so nothing a script asks for may cost more than a fixed, counted
+amount (never the clock: the same script ends at the same place on any machine). There are
+two kinds of bound:
+
+- a script's budget (state.Budget, its defaults here): counted steps (one a command), and
+  WORK: the characters and elements that its operations build, copy or match, all of its
+  profiles together. Past either, every path still running ends (the `budget` note).
+- bounds of one operation: a value longer than MAX_VALUE_CHARS, in more than MAX_PIECES
+  parts, a list (an array, the words of a command) of more than MAX_ELEMENTS, a pattern
+  match that would cost more than MAX_MATCH_COST, a regular expression larger than
+  MAX_REGEX_STATES or a match of one past MAX_REGEX_STEPS. Past one, what the operation
+  gives is unknown (a test on it can go either way), the path goes on, and it is reported
+  as not followed to its end (an `incomplete` note that names the bound).
+
+Arithmetic needs no bound: it wraps at 64 bits as bash's does (arith.py), so no number grows.
+
+The meter is the evaluation's: `metering(allowance)` makes it current for the evaluation of
+one profile; the few functions that build values (words.join_pieces, the pattern matchers)
+read it with `meter()`. Outside an evaluation it counts nothing and notes nothing.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+from ..values import Unknown
+
+# a script's budget (state.Budget's defaults)
+STEPS = 200_000  # commands run, all profiles together
+SECONDS = 60.0  # a backstop only (state.Allowance): a script past it is not reported at all
+STATES = 64  # paths followed at once
+SOURCE_DEPTH = 8
+CALL_DEPTH = 64
+LOOP_ITERATIONS = 10_000
+NESTING = 300
+WORK = 256 << 20  # characters (and elements) built, copied or matched, all profiles together
+
+# one operation
+MAX_VALUE_CHARS = 1 << 20  # the known text of one value: a word, a variable, an element
+MAX_PIECES = 4096  # the known and unknown parts of one value
+MAX_ELEMENTS = 1 << 14  # the elements of one array, the words of one command
+MAX_MATCH_COST = 1 << 24  # one glob match (`${X//pat/}`, case, [[ == ]]): text length x pattern length
+MAX_REGEX_STATES = 4096  # the size of one [[ =~ ]] regular expression, its {m,n} written out
+MAX_REGEX_STEPS = 1 << 20  # one [[ =~ ]] match: (position, state) pairs visited
+
+# what WORK counts, in characters: a character joined or matched (in C) is one; an element of a
+# list made or copied, and a step of the regular expression automaton (in Python), cost more
+ELEMENT_WORK = 512
+REGEX_STEP_WORK = 64
+
+
+class OverBound(Exception):
+    """An operation would go past one of the bounds above; `why` names it (for the note)."""
+
+    def __init__(self, why: str):
+        super().__init__(why)
+        self.why = why
+
+
+def value_too_long(size: int) -> str:
+    return f"a value of {size:,} characters is longer than the tool's bound of {MAX_VALUE_CHARS:,}"
+
+
+def too_many_pieces(count: int) -> str:
+    return f"a value made of {count:,} parts is past the tool's bound of {MAX_PIECES:,}"
+
+
+def too_many_elements(what: str, count: int, unit: str = "elements") -> str:
+    return f"{what} of {count:,} {unit} is past the tool's bound of {MAX_ELEMENTS:,}"
+
+
+PAST_BOUND = Unknown(None, "a value past a bound of the tool")  # what such a value becomes (the note says which)
+
+
+def is_past_bound(piece) -> bool:
+    """The unknown piece a value past a bound became (an array that became it has unknown elements)."""
+    return piece == PAST_BOUND
+
+
+class Meter:
+    """What the operations of one evaluation cost (charged to the script's allowance) and the
+    bounds they went past (`events`: (why, Loc or None), for the interpreter to note on the
+    path it runs)."""
+
+    def __init__(self, allowance=None):
+        self.allowance = allowance
+        self.events: list[tuple[str, object]] = []
+
+    def charge(self, units: int) -> None:
+        if self.allowance is not None and units:
+            self.allowance.charge(units)
+
+    def over(self, why: str, loc=None) -> Unknown:
+        """An operation went past a bound: noted, and the unknown piece it gives."""
+        if self.allowance is not None:
+            self.events.append((why, loc))
+        return PAST_BOUND
+
+    def drain(self) -> list[tuple[str, object]]:
+        events, self.events = self.events, []
+        return events
+
+
+_IDLE = Meter()
+_CURRENT: ContextVar[Meter] = ContextVar("verl_preflight_shell_meter", default=_IDLE)
+
+
+def meter() -> Meter:
+    return _CURRENT.get()
+
+
+@contextmanager
+def metering(allowance):
+    """While one evaluation runs: its meter is the current one."""
+    token = _CURRENT.set(Meter(allowance))
+    try:
+        yield _CURRENT.get()
+    finally:
+        _CURRENT.reset(token)

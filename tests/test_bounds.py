@@ -1,0 +1,299 @@
+"""The evaluator's bounds reach inside one operation (issue 24, item 3): no script stalls or exhausts
+the host. One test per measured case, each asserting a counted outcome (the value bash gives, the
+`incomplete` note naming the bound, the work counted), never the clock; inputs are sized from the
+bounds themselves (shell/limits.py), so the tests stay small if a bound changes.
+
+The six hostile inputs, at a size that stays under 64 KB, are fuzz/seeds/bound_*.sh.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import subprocess
+
+import pytest
+from conftest import ROOT
+
+from verl_preflight.shell import limits, parse
+from verl_preflight.shell.ere import regex_search
+from verl_preflight.shell.evaluate import Allowance, Budget, evaluate
+from verl_preflight.shell.notes import NoteKind
+from verl_preflight.shell.parse import parse_script
+from verl_preflight.validate import Options, validate_script
+
+SEEDS = os.path.join(ROOT, "fuzz", "seeds")
+BASH = shutil.which("bash")
+
+
+def run(text: str, budget: Budget | None = None):
+    """(outcomes, allowance) of `text` in an empty environment; `probe ARGS` records its argv
+    (an unknown word as its display text)."""
+
+    def on_command(argv, loc, last_word, environment=None):
+        if argv and argv[0].value == "probe":
+            return [f.value if f.known else None for f in argv[1:]]
+        return None
+
+    allowance = Allowance(budget or Budget())
+    script = parse_script("bounds.sh", text.encode())
+    outcomes = evaluate(script, {}, set(), on_command, ambient={}, allowance=allowance)
+    return outcomes, allowance
+
+
+def only(text: str, budget: Budget | None = None):
+    outcomes, allowance = run(text, budget)
+    assert len(outcomes) == 1, [o.status for o in outcomes]
+    return outcomes[0], allowance
+
+
+def stops(outcome, kind=NoteKind.INCOMPLETE) -> list[str]:
+    return [n.message for n in outcome.notes if n.kind == kind]
+
+
+def doubled(name: str, size: int) -> str:
+    """Shell text that makes $name `size` (a power of two) characters long, by doubling."""
+    return f"{name}=a\n" + f"{name}=${name}${name}\n" * int(math.log2(size))
+
+
+# ---- case 1: pattern matching is linear in the text ---------------------------------------
+def test_pattern_operators_on_a_long_value_are_exact_and_linear():
+    n = 16_000
+    outcome, allowance = only(
+        f"x={'a' * n}\n"
+        "y=${x//a/b}\n"
+        'probe "${#y}" "${y:0:3}" "${x%%a*b}" "${x#*b}" "${x##*a}" "${x/#a*a/c}" "${x/%a/c}"\n'
+        "case $x in *b*) probe arm b ;; *a*a*a) probe arm a ;; esac\n"
+        "[[ $x == *a?a[ab]*b ]] && probe glob\n"
+    )
+    assert outcome.status == "launches" and not outcome.notes
+    a = "a" * n
+    assert outcome.launches == [[str(n), "bbb", a, a, "", "c", a[:-1] + "c"], ["arm", "a"]]
+    # the old matcher tried every (start, end) pair: n**2 / 2 = 128 million for `${x//a/b}` alone;
+    # each operation now costs (text + 1) x (pattern + 1), a few times n for the whole script
+    assert allowance.work < 40 * n
+
+
+def test_a_match_past_its_bound_is_unknown_and_said():
+    size = limits.MAX_VALUE_CHARS
+    atoms = limits.MAX_MATCH_COST // size + 1  # (size + 1) x (atoms + 1) is past MAX_MATCH_COST
+    pattern = "?" * atoms
+    text = f'y=${{x//{pattern}/b}}\nprobe "$y"\n[[ $x == *{pattern} ]] && probe matched\n'
+    outcomes, _ = run(doubled("x", size) + text)
+    assert {o.status for o in outcomes} == {"incomplete"}
+    assert sorted(len(o.launches) for o in outcomes) == [1, 2]  # the test is unknown: both ways are followed
+    for o in outcomes:
+        assert o.launches[0] == [None]  # the replacement's value is unknown
+        assert any("past the tool's bound of" in m and "for one match" in m for m in stops(o))
+    outcomes, _ = run(doubled("x", size) + f"case $x in {pattern}*) probe arm ;; *) probe other ;; esac\n")
+    assert sorted(o.launches for o in outcomes) == [[["arm"]], [["other"]]]  # the arm may or may not match
+    assert all(o.status == "incomplete" and any("for one match" in m for m in stops(o)) for o in outcomes)
+
+
+# ---- case 2: regular expressions never backtrack ---------------------------------------
+def test_a_regex_that_backtracks_exponentially_is_answered_exactly():
+    outcome, allowance = only(
+        "[[ " + "a" * 40 + "c =~ ^(a|a)*b$ ]] && probe yes\n[[ aaab =~ ^(a|a)*b$ ]] && probe no\nprobe done\n"
+    )
+    assert outcome.launches == [["no"], ["done"]] and not outcome.notes
+    # a backtracking engine tries 2**40 ways; the automaton a few states per character
+    assert allowance.work < 200 * 45 * 64
+
+
+def test_a_regex_match_past_its_bound_is_unknown_and_said():
+    text = "a" * 700  # (a|b){1,600}c keeps hundreds of states alive at each of its positions
+    outcomes, _ = run(f"x={text}\n[[ $x =~ (a|b){{1,600}}c ]] && probe matched\nprobe done\n")
+    assert sorted(len(o.launches) for o in outcomes) == [1, 2]  # unknown: both branches are followed
+    for o in outcomes:
+        assert o.status == "incomplete"
+        assert any(f"bound of {limits.MAX_REGEX_STEPS:,} steps" in m for m in stops(o))
+    outcomes, _ = run(f"[[ a =~ a{{{limits.MAX_REGEX_STATES + 1}}} ]] && probe matched\nprobe done\n")
+    assert all(any(f"bound of {limits.MAX_REGEX_STATES:,} states" in m for m in stops(o)) for o in outcomes)
+
+
+ERE_CASES = [
+    ("aaab", "^(a|a)*b$"),
+    ("a" * 30 + "c", "^(a|a)*b$"),
+    ("abc", "^a.c$"),
+    ("a-1", r"^\w+$"),
+    ("a_1", r"^\w+$"),
+    ("foo bar", r"\<bar\>"),
+    ("foobar", r"\Bbar"),
+    ("5", r"^\d$"),
+    ("d", r"^\d$"),
+    ("aa", "a{2}"),
+    ("a", "a{,2}"),
+    ("x", "()"),
+    ("abc", "a|"),
+    ("]", "[]]"),
+    ("-", "[a-]"),
+    ("B", "[[:upper:]]"),
+    ("x", "[[:foo:]]"),
+    ("a", "a{3,2}"),
+    ("a", "*a"),
+    ("a)", "a)"),
+    ("a", "(a"),
+    ("b", "[a-c-e]"),
+    ("abcd", "^(ab|a)(c|bcd)(d*)$"),
+    ("v1.2.3", r"^v[0-9]+\.[0-9]+\.[0-9]+$"),
+    ("qwen3-8b", "^(qwen|llama)[0-9.]*-([0-9]+)b$"),
+]
+
+
+@pytest.mark.skipif(BASH is None, reason="no bash on this machine")
+def test_regex_matches_as_bash_does():
+    script = 'while IFS= read -r -d "" t && IFS= read -r -d "" r; do [[ $t =~ $r ]] 2>/dev/null; echo $?; done'
+    data = "".join(f"{t}\0{r}\0" for t, r in ERE_CASES).encode()
+    env = {"LC_ALL": "C.UTF-8", "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    statuses = subprocess.run([BASH, "-c", script], input=data, capture_output=True, env=env).stdout.split()
+    assert len(statuses) == len(ERE_CASES)
+    got = [regex_search(r, t) for t, r in ERE_CASES]
+    assert got == [s == b"0" for s in statuses], list(zip(ERE_CASES, statuses, got, strict=True))
+
+
+# ---- case 3: arithmetic wraps at 64 bits -------------------------------------------------
+ARITH_CASES = [
+    "7**99999999999",
+    "(7**99999999999) ** 99999999999",
+    "7**99",
+    "3**40",
+    "2**63",
+    "2**64",
+    "(-2)**63",
+    "0**0",
+    "(-9223372036854775807 - 1) / -1",
+    "(-9223372036854775807 - 1) % -1",
+    "9223372036854775807 + 1",
+    "9223372036854775807 * 3",
+    "2**62 * 4",
+    "1 << 63",
+    "1 << 64",
+    "1 << -1",
+    "-1 >> 70",
+    "-7 / 2",
+    "-7 % 2",
+    "99999999999999999999",
+    "9" * 5000,
+    "0x1ffffffffffffffff",
+    "64#" + "z" * 40,
+]
+
+
+def test_power_wraps_and_ends():
+    outcome, _ = only("probe $((7**99999999999)) $(( (7**99999999999) ** 99999999999 ))\n")
+    assert outcome.launches == [["-744213426008379977", "-1354751414362210297"]]  # as bash gives them
+    outcome, _ = only("(( x = 2 ** -1 )); probe $? ${x:-unset}\n")
+    assert outcome.launches == [["1", "unset"]]
+    assert any("exponent less than 0" in n.message for n in outcome.notes)
+
+
+@pytest.mark.skipif(BASH is None, reason="no bash on this machine")
+def test_arithmetic_wraps_as_bash_does():
+    text = "".join(f"probe $(( {e} ))\n" for e in ARITH_CASES)
+    outcome, _ = only(text)
+    ours = [la[0] for la in outcome.launches]
+    theirs = subprocess.run([BASH, "-c", text.replace("probe", "echo")], capture_output=True, text=True).stdout.split()
+    assert ours == theirs, list(zip(ARITH_CASES, ours, theirs, strict=False))
+
+
+# ---- case 4: a value or an array past its size bound is unknown -------------------------------
+def test_a_value_doubled_forty_times_becomes_unknown_once():
+    outcome, allowance = only("x=a\n" + "x=$x$x\n" * 40 + 'probe "${#x}" "$x"\n')
+    assert outcome.status == "incomplete" and outcome.launches == [[None, None]]
+    [message] = stops(outcome)  # the unknown doubled again is still one unknown: one note
+    past = 2 * limits.MAX_VALUE_CHARS
+    assert message == (
+        f"cannot follow the script here: a value of {past:,} characters is longer than the tool's bound "
+        f"of {limits.MAX_VALUE_CHARS:,}; what it gives is unknown"
+    )
+    assert next(n.loc.line for n in outcome.notes if n.kind == NoteKind.INCOMPLETE) == 1 + int(math.log2(past))
+    assert allowance.work < 4 * limits.MAX_VALUE_CHARS  # built up to the bound, never past it
+
+
+def test_an_array_doubled_past_its_bound_and_a_sparse_index_are_unknown():
+    steps = int(math.log2(limits.MAX_ELEMENTS)) + 1
+    outcome, _ = only(
+        "a=(x)\n" + 'a=("${a[@]}" "${a[@]}")\n' * steps + 'probe "${#a[@]}" "${a[3]}"\n'
+        "b[999999999]=1\nprobe ${b[999999999]}\n"
+    )
+    assert outcome.status == "incomplete" and outcome.launches == [[None, None], [None]]
+    said = stops(outcome)
+    assert any(f"a list of {2 * limits.MAX_ELEMENTS:,} words is past" in m for m in said)
+    assert any("array b of 1,000,000,000 elements is past" in m for m in said)
+
+
+def test_work_past_the_scripts_budget_ends_every_path():
+    size = limits.MAX_VALUE_CHARS // 2
+    outcome, allowance = only(doubled("x", size) + "while true; do y=$x.; done\nprobe never\n")
+    assert outcome.launches == [] and outcome.status == "incomplete"
+    [message] = stops(outcome, NoteKind.BUDGET)
+    assert f"budget of {limits.WORK:,} units of work" in message
+    assert limits.WORK < allowance.work <= limits.WORK + size + 1  # it ends at the first step past it
+    assert allowance.steps < limits.LOOP_ITERATIONS  # long before the loop's own bound
+
+
+# ---- case 5: a location costs the same on a long line ----------------------------------------
+def test_columns_of_a_long_line_are_counted_once_per_line(monkeypatch):
+    counted = []
+    real = parse._line_columns
+    monkeypatch.setattr(parse, "_line_columns", lambda line: counted.append(len(line)) or real(line))
+    words = [f"w{i}é" for i in range(3000)]
+    text = "x=1; probe " + " ".join(words) + "\nprobe end\n"
+    outcome, _ = only(text)
+    assert outcome.launches == [words, ["end"]]
+    assert len(counted) == 2  # one per line, not one per word
+    script = parse_script("t.sh", text.encode())
+    line = text.split("\n")[0]
+    for i in range(0, len(words), 97):
+        start = line.index(f" {words[i]} " if i + 1 < len(words) else f" {words[i]}") + 1
+        node = script.root.descendant_for_byte_range(len(line[:start].encode()), len(line[:start].encode()))
+        assert script.loc(node).col == start + 1  # characters, not bytes (each é is two)
+
+
+def test_a_long_line_of_commands_ends_at_the_step_budget(tmp_path):
+    path = tmp_path / "long.sh"
+    path.write_text("; ".join(f"x{i % 100}={i}" for i in range(3000)) + "; python3 -m verl.trainer.main_ppo\n")
+    result = validate_script(str(path), None, Options(budget=Budget(steps=1000)))
+    [stop] = [f for f in result.findings if f.rule == "budget"]
+    assert "budget of 1000 steps is used up" in stop.message and stop.line == 1
+    assert stop.column == len("; ".join(f"x{i % 100}={i}" for i in range(1000))) + 3  # the 1001st command
+
+
+# ---- case 6: a large array is linear to read, and bounded ----------------------------------
+def test_an_array_of_many_elements_is_read_in_one_pass(monkeypatch):
+    counted = []
+    real = parse._line_columns
+    monkeypatch.setattr(parse, "_line_columns", lambda line: counted.append(len(line)) or real(line))
+    n = limits.MAX_ELEMENTS
+    outcome, allowance = only("a=(" + " ".join(str(i) for i in range(n)) + ')\nprobe "${#a[@]}" "${a[-1]}"\n')
+    assert outcome.launches == [[str(n), str(n - 1)]] and not outcome.notes
+    assert len(counted) == 2
+    assert allowance.work < 8 * n * limits.ELEMENT_WORK  # a few passes over the elements, not n of them
+
+
+def test_an_array_past_its_bound_is_unknown_without_being_read():
+    n = limits.MAX_ELEMENTS + 1
+    outcome, allowance = only("a=(" + "x " * n + ')\nprobe "${#a[@]}" "${a[5]}" "${a[@]}"\n')
+    assert outcome.status == "incomplete" and outcome.launches == [[None, None, None]]
+    assert stops(outcome) == [
+        f"cannot follow the script here: an array of {n:,} elements is past the tool's bound of "
+        f"{limits.MAX_ELEMENTS:,}; what it gives is unknown"
+    ]
+    assert allowance.work < n  # its words were never expanded
+
+
+# ---- the seeds -----------------------------------------------------------------------------
+def test_the_hostile_seeds_are_small_and_end_with_their_bound(tmp_path):
+    seeds = sorted(f for f in os.listdir(SEEDS) if f.startswith("bound_"))
+    assert len(seeds) == 6
+    said = {}
+    for name in seeds:
+        path = os.path.join(SEEDS, name)
+        assert os.path.getsize(path) < 64 * 1024, name
+        result = validate_script(path, None, Options())
+        assert not result.fatal and all(f.rule != "internal-error" for f in result.findings), name
+        said[name] = " ".join(f.message for f in result.findings if f.rule in ("incomplete", "budget"))
+    assert "bound of" in said["bound_2_regex_backtracking.sh"]
+    assert "longer than the tool's bound" in said["bound_4_doubling.sh"]
+    assert "past the tool's bound" in said["bound_6_big_array.sh"]
