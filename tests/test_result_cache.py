@@ -370,3 +370,32 @@ def test_plain_entries_build_only_the_tools_own_data():
         from_plain({"classes": ["values:Loc"], "objects": [[0, {"r": 0}, 1, 1]], "root": {"r": 0}})
     with pytest.raises(NotPlain):
         to_plain(object())
+
+
+def test_facts_derived_from_sources_are_kept_while_the_sources_are_unchanged(tree):
+    """derived.kept: a fact read from a release's sources is computed once per machine and
+    computed again when a file it relied on changes (each call below stands for a new run)."""
+    from verl_preflight import derived, source
+
+    root = tree / "pkg"
+    root.mkdir()
+    (root / "mod.py").write_text("LIMIT = 1\n")
+    calls = []
+
+    @derived.kept
+    def limit(path: str) -> tuple:
+        calls.append(path)
+        return (source.read_source(os.path.join(path, "mod.py")).strip(),)
+
+    def new_run():
+        limit.cache_clear()
+        derived._NOW.clear()
+        source.SOURCES_READ.pop(str(root / "mod.py"), None)
+
+    assert limit(str(root)) == ("LIMIT = 1",) and len(calls) == 1
+    new_run()
+    assert limit(str(root)) == ("LIMIT = 1",) and len(calls) == 1  # from the cache
+    assert str(root / "mod.py") in source.SOURCES_READ  # a result still depends on the file
+    (root / "mod.py").write_text("LIMIT = 2\n")
+    new_run()
+    assert limit(str(root)) == ("LIMIT = 2",) and len(calls) == 2

@@ -29,6 +29,7 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from ..derived import kept
 from ._pyast import parse_file
 from ._pyeval import UNKNOWN, Assigned, Evaluator, Failure, Node, Obj, V
 from .verl_lengths import Cite, _class_methods, _config_test, _parents, _rel, given, verl_imports, world_size
@@ -41,7 +42,7 @@ ARF = "actor_rollout_ref"
 # ----------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=8)
+@kept
 def engine_switch(root: str):
     """(key, values, default): the trainer.use_legacy_worker_impl values for which main_ppo
     imports the engine workers (an `if` whose body imports verl.workers.engine_workers); None
@@ -186,7 +187,7 @@ class EngineAsserts:
     trainer_at: Cite | None
 
 
-@lru_cache(maxsize=8)
+@kept
 def engine_asserts(root: str) -> EngineAsserts | None:
     """The engine workers' batch split asserts; None for a tree without engine workers."""
     path = os.path.join(root, "workers", "engine_workers.py")
@@ -660,7 +661,7 @@ class MiniBatches:
     iterator: ast.FunctionDef  # DataProto.make_iterator, evaluated
 
 
-@lru_cache(maxsize=16)
+@kept
 def mini_batches(root: str, role: str) -> MiniBatches | None:
     """The update's mini batch iteration of the role ("actor", "critic"); None where its module has
     no make_iterator call or DataProto.make_iterator no such assert."""
@@ -723,7 +724,7 @@ class MicroBatching:
     at: Cite
 
 
-@lru_cache(maxsize=8)
+@kept
 def micro_batching(root: str, rel: str) -> tuple:
     """(MicroBatching, ...) of ActorRolloutRefWorker's log-prob and update steps in the worker
     module `rel`, when the actor splits a batch by that size and hands the count to Megatron's
@@ -786,7 +787,7 @@ class PerTokenLoss:
     at: Cite
 
 
-@lru_cache(maxsize=8)
+@kept
 def per_token_loss(root: str) -> PerTokenLoss | None:
     """The engine's per-token loss block; None where the version's engine has none that raises."""
     path = os.path.join(root, "workers", "engine", "megatron", "transformer_impl.py")

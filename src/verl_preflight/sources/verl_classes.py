@@ -46,6 +46,7 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from ..derived import kept
 from ._pyast import base_names, dotted, is_dataclass_class, own_fields, parse_file
 
 # The files whose dataclasses `Registry.dataclasses()` lists; `_target_` paths
@@ -708,7 +709,7 @@ def find_verl_root(start: str | None = None) -> str | None:
     return None
 
 
-@lru_cache(maxsize=8)
+@kept
 def _registry(root: str) -> Registry:
     return Registry(root)
 

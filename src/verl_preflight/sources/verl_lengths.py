@@ -27,6 +27,7 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from ..derived import kept
 from ._pyast import parse_file
 from ._pyeval import UNKNOWN, Evaluator, Failure, Node, Obj, V
 
@@ -83,7 +84,7 @@ def _function(tree: ast.AST, name: str):
     return None
 
 
-@lru_cache(maxsize=8)
+@kept
 def token_budget(root: str) -> TokenBudget | None:
     """The dynamic batch's token budget check of the verl package at `root`; None when the
     package has no `rearrange_micro_batches` with that assert (nothing to decide from)."""

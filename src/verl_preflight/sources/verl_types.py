@@ -32,6 +32,7 @@ import os
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..derived import kept
 from ._pyast import dotted, parse_file
 from .verl_classes import Registry, verl_sources
 from ..source import read_source
@@ -86,7 +87,7 @@ def structured_builds(package_root: str | None) -> tuple[StructuredBuild, ...]:
     return _builds(os.path.realpath(package_root))
 
 
-@lru_cache(maxsize=8)
+@kept
 def _builds(root: str) -> tuple[StructuredBuild, ...]:
     registry = verl_sources(root)
     if registry is None:
@@ -399,7 +400,7 @@ def truth_tested(package_root: str | None) -> frozenset:
     return _truth_tested(os.path.realpath(package_root))
 
 
-@lru_cache(maxsize=8)
+@kept
 def _truth_tested(root: str) -> frozenset:
     names: set[str] = set()
     for dirpath, dirnames, files in os.walk(root):

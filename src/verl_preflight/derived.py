@@ -1,0 +1,94 @@
+"""Facts derived from a verl (or Megatron) release's sources, kept on disk once per machine.
+
+Reading a release's Python with `ast` (the token-budget assert, the sections built with
+OmegaConf.structured, the batch asserts...) costs seconds, the same every run. `@kept`
+memoizes such a function of a package root: in this process, and in the private cache
+(cache_files: plain JSON, signed) as its value plus the sources it relied on, by digest.
+A stored value is used only while every one of those files has the same bytes; else
+the function runs again and the value is stored anew. A value that is not plain data
+(plain.py) is kept in this process only.
+
+The sources recorded are every source read in this process so far (source.SOURCES_READ),
+not only this call's: helpers memoized in memory read a file once per process, so what a
+call relies on can have been read by an earlier one. More files, never fewer: a stale
+value is never used. Loading a value records its files as read, so a script's result
+depends on them as if they had been parsed here.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+
+from . import cache_files
+from .plain import NotPlain, from_plain, to_plain
+from .source import SOURCES_READ, digest_of
+
+FORMAT = 1
+_NOW: dict = {}  # path -> its digest, read once a process (sources do not change during a run)
+
+
+def _unchanged(reads) -> bool:
+    if not isinstance(reads, dict):
+        return False
+    for path, digest in reads.items():
+        if path not in _NOW:
+            _NOW[path] = SOURCES_READ[path] if path in SOURCES_READ else digest_of(path)
+        if _NOW[path] != digest:
+            return False
+    return True
+
+
+@functools.lru_cache(maxsize=1)
+def _tool() -> str:
+    """The tool's own code: a new reader derives new facts."""
+    from . import __version__
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    h = hashlib.sha256(__version__.encode())
+    for dirpath, dirnames, files in sorted(os.walk(package)):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(dirpath, name)
+                h.update(f"{os.path.relpath(path, package)}\0{digest_of(path)}\0".encode())
+    return h.hexdigest()
+
+
+def kept(fn):
+    """`fn(root, *args)` (all arguments strings, numbers or tuples of them), memoized here and on disk."""
+    memo: dict = {}
+    name = f"{fn.__module__}.{fn.__qualname__}"
+
+    @functools.wraps(fn)
+    def wrapper(*args):
+        if args in memo:
+            return memo[args]
+        folder = cache_files.folder("derived")
+        path = None
+        if folder is not None:
+            key = hashlib.sha256(f"{FORMAT}\0{_tool()}\0{name}\0{args!r}".encode()).hexdigest()
+            path = os.path.join(folder, key[:2], key + ".json")
+            doc = cache_files.read(path)
+            if isinstance(doc, dict) and doc.get("format") == FORMAT and _unchanged(doc.get("reads")):
+                try:
+                    value = from_plain(doc.get("value"))
+                except (NotPlain, RecursionError):
+                    value = doc = None
+                if doc is not None:
+                    SOURCES_READ.update(doc["reads"])
+                    memo[args] = value
+                    return value
+        value = fn(*args)
+        memo[args] = value
+        if path is not None:
+            try:
+                plain = to_plain(value)
+            except (NotPlain, RecursionError):
+                return value
+            cache_files.write(path, {"format": FORMAT, "reads": dict(SOURCES_READ), "value": plain})
+        return value
+
+    wrapper.cache_clear = memo.clear
+    return wrapper
