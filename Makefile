@@ -58,7 +58,9 @@ fuzz: $(STAMP)
 	$(VPY) -m pip install --quiet atheris
 	rm -rf $(VENV)/fuzz-corpus && mkdir -p $(VENV)/fuzz-corpus
 	find examples tests/fixtures fuzz/seeds -type f -name '*.sh' -exec cp --backup=numbered {} $(VENV)/fuzz-corpus/ \;
-	$(VPY) fuzz/fuzz_validate.py $(VENV)/fuzz-corpus -max_total_time=$(FUZZ_SECONDS) -timeout=30 -rss_limit_mb=2048
+	mkdir -p $(VENV)/fuzz-artifacts
+	$(VPY) fuzz/fuzz_validate.py $(VENV)/fuzz-corpus -max_total_time=$(FUZZ_SECONDS) -timeout=30 -rss_limit_mb=2048 \
+		-artifact_prefix=$(VENV)/fuzz-artifacts/
 
 docs: $(STAMP)
 	$(VPY) -c "import sys; sys.path.insert(0, 'src'); from verl_preflight.report.rule_docs import markdown; open('docs/rules.md', 'w').write(markdown())"
