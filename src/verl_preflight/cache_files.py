@@ -30,6 +30,24 @@ MAX_FILE_BYTES = 256 * 1024 * 1024  # a cache file larger than this is a miss (n
 _PRIVATE = 0o700
 
 
+@lru_cache(maxsize=1)
+def tool_fingerprint() -> str:
+    """The tool's version and the bytes of its own files (a source checkout changes without a
+    release): part of every cache key, so a changed reader never reuses what an older one kept."""
+    from . import __version__
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    h = hashlib.sha256(__version__.encode())
+    for dirpath, dirnames, files in sorted(os.walk(package)):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith((".py", ".yaml", ".json")):
+                path = os.path.join(dirpath, name)
+                with open(path, "rb") as fh:
+                    h.update(f"{os.path.relpath(path, package)}\0{hashlib.sha256(fh.read()).hexdigest()}".encode())
+    return h.hexdigest()
+
+
 def base_folder() -> str:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "verl-preflight")

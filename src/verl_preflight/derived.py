@@ -23,7 +23,7 @@ import os
 
 from . import cache_files
 from .plain import NotPlain, from_plain, to_plain
-from .source import SOURCES_READ, digest_of
+from .source import SOURCES_READ, digest_as_read
 
 FORMAT = 1
 _NOW: dict = {}  # path -> its digest, read once a process (sources do not change during a run)
@@ -34,26 +34,10 @@ def _unchanged(reads) -> bool:
         return False
     for path, digest in reads.items():
         if path not in _NOW:
-            _NOW[path] = SOURCES_READ[path] if path in SOURCES_READ else digest_of(path)
+            _NOW[path] = digest_as_read(path)
         if _NOW[path] != digest:
             return False
     return True
-
-
-@functools.lru_cache(maxsize=1)
-def _tool() -> str:
-    """The tool's own code: a new reader derives new facts."""
-    from . import __version__
-
-    package = os.path.dirname(os.path.abspath(__file__))
-    h = hashlib.sha256(__version__.encode())
-    for dirpath, dirnames, files in sorted(os.walk(package)):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-        for name in sorted(files):
-            if name.endswith(".py"):
-                path = os.path.join(dirpath, name)
-                h.update(f"{os.path.relpath(path, package)}\0{digest_of(path)}\0".encode())
-    return h.hexdigest()
 
 
 def kept(fn):
@@ -68,7 +52,7 @@ def kept(fn):
         folder = cache_files.folder("derived")
         path = None
         if folder is not None:
-            key = hashlib.sha256(f"{FORMAT}\0{_tool()}\0{name}\0{args!r}".encode()).hexdigest()
+            key = hashlib.sha256(f"{FORMAT}\0{cache_files.tool_fingerprint()}\0{name}\0{args!r}".encode()).hexdigest()
             path = os.path.join(folder, key[:2], key + ".json")
             doc = cache_files.read(path)
             if isinstance(doc, dict) and doc.get("format") == FORMAT and _unchanged(doc.get("reads")):

@@ -19,30 +19,13 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-from functools import lru_cache
 
 from . import cache_files
+from .cache_files import tool_fingerprint
 from .plain import NotPlain, from_plain, to_plain
 from .source import SOURCES, digest_of, sources_digest
 
 FORMAT = 2  # 2: plain JSON, signed (1 was pickle)
-_PACKAGE = os.path.dirname(os.path.abspath(__file__))
-
-
-@lru_cache(maxsize=1)
-def tool_fingerprint() -> str:
-    """The tool's version and the bytes of its own files (a source checkout changes without a release)."""
-    from . import __version__
-
-    h = hashlib.sha256(__version__.encode())
-    for dirpath, dirnames, files in sorted(os.walk(_PACKAGE)):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-        for name in sorted(files):
-            if name.endswith((".py", ".yaml", ".json")):
-                path = os.path.join(dirpath, name)
-                h.update(os.path.relpath(path, _PACKAGE).encode())
-                h.update((digest_of(path) or "").encode())
-    return h.hexdigest()
 
 
 def options_digest(opts) -> str:

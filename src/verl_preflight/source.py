@@ -113,6 +113,11 @@ def read_source(path: str, errors: str = "strict") -> str | None:
         return None
 
 
+def digest_as_read(path: str) -> str | None:
+    """A source's digest as this process read it, else as it is now."""
+    return SOURCES_READ[path] if path in SOURCES_READ else digest_of(path)
+
+
 def sources_dependency() -> str | None:
     """The dependency entry for every source read so far in this process (results read before
     this script's run count too: what a check reads once per process, every result relies on)."""
@@ -124,9 +129,6 @@ def sources_digest(dependency: str, digest=None) -> str:
     as `digest(path)` gives them now."""
     h = hashlib.sha256()
     for path in dependency[len(SOURCES) :].split(os.pathsep):
-        if digest is not None:
-            found = digest(path)
-        else:
-            found = SOURCES_READ[path] if path in SOURCES_READ else digest_of(path)
+        found = (digest or digest_as_read)(path)
         h.update(f"{path}\0{found}\0".encode())
     return h.hexdigest()

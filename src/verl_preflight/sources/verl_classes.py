@@ -46,7 +46,6 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ..derived import kept
 from ._pyast import base_names, dotted, is_dataclass_class, own_fields, parse_file
 
 # The files whose dataclasses `Registry.dataclasses()` lists; `_target_` paths
@@ -709,7 +708,7 @@ def find_verl_root(start: str | None = None) -> str | None:
     return None
 
 
-@kept
+@lru_cache(maxsize=8)
 def _registry(root: str) -> Registry:
     return Registry(root)
 
