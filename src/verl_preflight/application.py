@@ -311,31 +311,34 @@ def validate(args) -> int:
 
 def _report(args, results, findings, source, seconds: float, files, fix_lines) -> bool:
     """The report in the chosen format on standard output; True when it holds the --fix lines
-    (the text report does; the machine formats leave them to standard error). What the scripts
-    put in it is data: secrets masked, control characters escaped (report.printable)."""
-    from .report import printable
-
-    secrets = printable.secrets_of(results, getattr(args, "show_secrets", False))
+    (the text report does; the machine formats leave them to standard error)."""
     if args.format == "json":
         from .report import json_report
 
-        sys.stdout.write(printable.for_json(json_report.render(results, findings, source), secrets))
+        out = json_report.render(results, findings, source)
     elif args.format == "sarif":
         from .report import sarif
 
-        sys.stdout.write(printable.for_json(sarif.render(results, findings, source), secrets))
+        out = sarif.render(results, findings, source)
     elif args.format == "github":
         from .report import github
 
-        sys.stdout.write(printable.for_terminal(github.render(results, findings), secrets))
+        out = github.render(results, findings)
     else:
         from .report import text
 
         empty = _empty_folders(args.paths, files)
         out = text.render(results, findings, seconds, args.quiet, use_color(args.color), empty, fix_lines)
-        sys.stdout.write(printable.for_terminal(out, secrets, keep=text.CODES))
-        return True
-    return False
+    _write(out, args.format, results, args)
+    return args.format not in ("json", "sarif", "github")
+
+
+def _write(out: str, fmt: str, results, args) -> None:
+    """A report on standard output as data: the scripts' secrets masked (unless --show-secrets),
+    their control characters escaped (report.printable)."""
+    from .report import printable
+
+    sys.stdout.write(printable.printed(out, fmt, printable.secrets_of(results, getattr(args, "show_secrets", False))))
 
 
 def _fix(results, check, tree):
@@ -486,15 +489,8 @@ def matrix(args) -> int:
         findings = [f for r in results for f in r.findings]
         reports.append((results, findings, run.source))
         by_version[version] = findings
-    from .report import printable
-    from .report.text import CODES
-
     out = report_matrix.document(args.format, versions, reports, table, by_version, args.quiet, use_color(args.color))
-    secrets = printable.secrets_of([r for rs, _, _ in reports for r in rs], getattr(args, "show_secrets", False))
-    if args.format in ("json", "sarif"):
-        sys.stdout.write(printable.for_json(out, secrets))
-    else:
-        sys.stdout.write(printable.for_terminal(out, secrets, keep=CODES))
+    _write(out, args.format, [r for rs, _, _ in reports for r in rs], args)
     return exit_status([f for fs in by_version.values() for f in fs], args.strict)
 
 
@@ -510,14 +506,9 @@ def render(args) -> int:
     from .report.render import render as render_text
     from .report.render import render_json
 
-    from .report import printable
-
     annotate(results, run.caches, args.as_, run.opts)  # what is shown besides the words, computed
-    secrets = printable.secrets_of(results, getattr(args, "show_secrets", False))
-    if args.format == "json":
-        sys.stdout.write(printable.for_json(render_json(results, args.as_), secrets))
-    else:
-        sys.stdout.write(printable.for_terminal(render_text(results, args.as_), secrets))
+    out = render_json(results, args.as_) if args.format == "json" else render_text(results, args.as_)
+    _write(out, args.format, results, args)
     return EXIT_OK
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 
 MASK = "***"
 
@@ -58,13 +59,23 @@ def mask(text: str, secrets) -> str:
     return text
 
 
+def printed(output: str, fmt: str, secrets) -> str:
+    """A report of format `fmt` as it is written: JSON documents (json, sarif) by for_json, text
+    (text, github, render's) by for_terminal, keeping the text report's colour codes."""
+    if fmt in ("json", "sarif"):
+        return for_json(output, secrets)
+    from .text import CODES  # text imports this module
+
+    return for_terminal(output, secrets, keep=CODES)
+
+
 def for_terminal(output: str, secrets, keep=()) -> str:
     """A text report as printed: secrets masked, control characters escaped except the
     newlines between lines and the report's own colour codes (`keep`)."""
     output = mask(output, secrets)
     if not keep:
         return "\n".join(escape(line) for line in output.split("\n"))
-    pattern = re.compile("|".join(re.escape(k) for k in sorted(keep, key=len, reverse=True)))
+    pattern = _kept(tuple(keep))
     lines = []
     for line in output.split("\n"):
         pieces, at = [], 0
@@ -73,6 +84,11 @@ def for_terminal(output: str, secrets, keep=()) -> str:
             at = m.end()
         lines.append("".join(pieces) + escape(line[at:]))
     return "\n".join(lines)
+
+
+@lru_cache(maxsize=4)
+def _kept(keep: tuple) -> re.Pattern:
+    return re.compile("|".join(re.escape(k) for k in sorted(keep, key=len, reverse=True)))
 
 
 def for_json(output: str, secrets) -> str:
