@@ -21,6 +21,7 @@ import tempfile
 from collections import defaultdict
 from dataclasses import dataclass
 
+from .. import cache_files
 from ..source import read_source
 
 CACHE_FORMAT = 5  # 5: signed with the user's key (cache_files); 4: verdicts name the problem kind
@@ -727,14 +728,10 @@ class ConfigCache:
 
     # ---- disk -----------------------------------------------------------
     def file(self) -> str | None:
-        from .. import cache_files
-
         folder = cache_files.folder("compositions")
         return None if folder is None else os.path.join(folder, f"{self.digest[:32]}.json")
 
     def _load(self) -> None:
-        from .. import cache_files
-
         path = self.file()
         data = cache_files.read(path) if path else None
         if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT:
@@ -750,8 +747,6 @@ class ConfigCache:
         self._stored.update(snapshots=snaps, parsed=parsed, groups=groups, verdicts=verdicts)
 
     def save(self) -> None:
-        from .. import cache_files
-
         if not self.use_disk or not self.dirty or self._stored is None:
             return
         path = self.file()

@@ -341,9 +341,7 @@ def outcome_of(st: State, env: dict) -> Outcome:
             excluded = tuple(sorted(st.excluded.get(name, ())))
             assumptions += (Assumption(name, "not in", excluded) if excluded else Assumption(name, "set"),)
     ended = st.ended if st.flow == "exit" and not st.incomplete else None
-    out = Outcome(dict(env), assumptions, status, code, list(st.launches), list(st.notes), ended)
-    out.secrets = secret_values(st.vars)
-    return out
+    return Outcome(dict(env), assumptions, status, code, list(st.launches), list(st.notes), ended, secret_values(st.vars))
 
 
 SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|_PAT$", re.IGNORECASE)
