@@ -371,3 +371,25 @@ def test_standard_input_is_read_within_max_bytes(monkeypatch, capsys):
     monkeypatch.setattr("sys.stdin", Stdin)
     assert main(["--max-bytes", "1000", "-"]) == 1
     assert "larger than 1000 bytes" in capsys.readouterr().out
+
+
+def test_a_script_without_a_verl_launch_says_what_it_runs_instead(tmp_path, capsys, monkeypatch):
+    """No profile launches verl: the note names the project's Hydra app it runs, and a wrapped
+    script that is not found from here (the launch is in it), each with its lines."""
+    (tmp_path / "repo" / "sub").mkdir(parents=True)
+    (tmp_path / "repo" / "sub" / "launch.sh").write_text(
+        "#!/usr/bin/env bash\npython3 -m verl.trainer.main_ppo trainer.total_epoch=1 \"$@\"\n"
+    )
+    app = write(tmp_path, "app.sh", "#!/usr/bin/env bash\npython3 main_ppo_split.py trainer.total_epochs=2 \"$@\"\n")
+    (tmp_path / "repo" / "tests").mkdir()
+    wrapper = write(tmp_path / "repo" / "tests", "all.sh", "#!/usr/bin/env bash\nbash sub/launch.sh\nbash sub/launch.sh\n")
+    monkeypatch.chdir(tmp_path)
+    _, out, _ = run(capsys, "--no-cache", app, wrapper)
+    assert "it runs python3 main_ppo_split.py (line 2), a Python program, not a verl entry point" in out
+    assert "it runs bash sub/launch.sh (lines 2, 3), another script, not found from the working directory" in out
+    _, out, _ = run(capsys, "--no-cache", "--format", "json", app)
+    (script,) = json.loads(out)["scripts"]
+    assert script["no_launch"]["runs"] == [{"program": "python3 main_ppo_split.py", "kind": "python", "lines": [2]}]
+    monkeypatch.chdir(tmp_path / "repo")  # where it is run from: the wrapped launch is followed and checked
+    code, out, _ = run(capsys, "--no-cache", "tests/all.sh")
+    assert code == 1 and "override-missing-key" in out and "no verl launch" not in out

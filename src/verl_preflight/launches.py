@@ -126,6 +126,23 @@ def other_program(argv: list[Field]) -> str | None:
     return None
 
 
+_SHELLS = ("bash", "sh", "zsh")
+
+
+def wrapped_script(argv: list[Field], script_dir: str) -> tuple[str, bool] | None:
+    """A command that runs another shell script (`bash tests/run_x.sh`): its first two words, as
+    said in a note, and whether the file is here (from the working directory or beside the
+    script: the evaluator follows it then); None for anything else (`bash -c ...` included)."""
+    if not argv or argv[0].value is None or os.path.basename(argv[0].value) not in _SHELLS:
+        return None
+    words = [f.value for f in argv[1:]]
+    target = next((w for w in words if w is not None and not w.startswith("-")), None)
+    if "-c" in words or target is None or not target.endswith(".sh"):
+        return None
+    here = any(os.path.isfile(p) for p in (target, os.path.join(script_dir, target)))
+    return f"{argv[0].display} {target}", here
+
+
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 

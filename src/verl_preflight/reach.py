@@ -69,6 +69,43 @@ def named_entry(script):
     return None
 
 
+@dataclass(frozen=True)
+class NoLaunch:
+    """No profile of the script launches verl; `runs`: what it runs instead that could hold a
+    training launch, ((program, kind, (line, ...)), ...), kind "python" (a Python program that
+    is not a verl entry point, given overrides), "followed" (another shell script, followed:
+    it launches none either) or "absent" (another shell script that is not here)."""
+
+    runs: tuple = ()
+
+    KINDS = {
+        "python": "a Python program, not a verl entry point: its arguments are not checked",
+        "followed": "another script, followed: it launches no verl either",
+        "absent": "another script, not found from the working directory: check from where the script is run",
+    }
+
+    @property
+    def message(self) -> str:
+        said = "no verl launch (python3 -m verl...) in any profile: nothing was checked"
+        parts = [
+            f"{program} (line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}), {self.KINDS[kind]}"
+            for program, kind, lines in self.runs
+        ]
+        return f"{said}; it runs {'; '.join(parts)}" if parts else said
+
+    def as_json(self) -> dict:
+        runs = [{"program": p, "kind": k, "lines": list(lines)} for p, k, lines in self.runs]
+        return {"runs": runs, "message": self.message}
+
+
+def why_no_launch(profiles, runs: dict) -> NoLaunch | None:
+    """The note for a script none of whose `profiles` launches verl (an installer, a wrapper);
+    `runs`: {(program, kind): [Loc, ...]} of what it runs that might have held one."""
+    if not profiles or not all(p.status in ("no-launch", "rejected") for p in profiles):
+        return None
+    return NoLaunch(tuple((program, kind, tuple(sorted({loc.line for loc in locs}))) for (program, kind), locs in runs.items()))
+
+
 def why_unchecked(script, profiles) -> Unchecked | None:
     """The note for a script that names a verl entry point and has no checked launch in any of
     its `profiles` (validate.ProfileResult); None when it names none or one launch is checked."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from dataclasses import dataclass, field
 
 from . import fix, suppressions
@@ -16,8 +17,8 @@ from .findings import Finding, merge_findings, one_per_mistake
 from .hydra_stage.check import check_launch, config_name_of
 from .hydra_stage.tree import ConfigCaches
 from .hydra_stage.tree import OWN_OPTIONS, has_source, in_verl
-from .launches import LaunchSpec, collapse_key, launch_of, other_program, read_launch
-from .reach import why_unchecked
+from .launches import LaunchSpec, collapse_key, launch_of, other_program, read_launch, wrapped_script
+from .reach import why_no_launch, why_unchecked
 from .machine import current_env, installed_stack
 from .rules import for_note, from_problem, remedy, run_launch_rules, run_script_rules
 from .rules.bash.budget import Budget as BudgetRule
@@ -94,6 +95,7 @@ class ScriptResult:
     coverage: object = None  # shell.profiles.Choice: the profiles chosen and what they cover (None: pinned)
     unchecked: object = None  # reach.Unchecked: it names a verl entry point and no launch is checked
     secrets: frozenset = frozenset()  # values reports mask (shell.evaluate.secret_values)
+    no_launch: object = None  # reach.NoLaunch: no profile launches verl, and what it runs instead
 
 
 def _traits(rule_id: str) -> tuple[str | None, str]:
@@ -154,13 +156,20 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
     allowance = Allowance(opts.budget)  # one step and time budget for the script, shared by its profiles
     elsewhere: dict = {}  # Loc of a word -> a Python program, not verl, that gets it too (--fix)
 
+    runs: dict = {}  # (program, kind) -> [Loc]: what the script runs that might hold a launch (reach.NoLaunch)
+
     def on_command(argv, loc, last_word="", environment=None):
         launch = launch_of(argv, loc, last_word, environment)
         program = other_program(argv) if launch is None else None
         if program is not None:
+            if program.endswith(".py") and any(_OVERRIDE.match(f.value or "") for f in argv):
+                runs.setdefault((program, "python"), []).append(loc)  # a Hydra app of the project's
             for f in argv:
                 if f.loc is not None:
                     elsewhere.setdefault(f.loc, program)
+        wrapper = wrapped_script(argv, os.path.dirname(path)) if launch is None and program is None else None
+        if wrapper is not None:
+            runs.setdefault((wrapper[0], "followed" if wrapper[1] else "absent"), []).append(loc)
         return launch
 
     given = tuple(Field.of(a) for a in opts.args or ())  # --args: the script's positional arguments
@@ -210,6 +219,7 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
             result.profiles.append(ProfileResult(profile, outcome.status, launches, outcome.ended, stopped))
     if caches is not None and not refused:
         result.unchecked = why_unchecked(script, result.profiles)
+        result.no_launch = why_no_launch(result.profiles, runs) if result.unchecked is None else None
     if opts.schema is not None:
         context = ScriptContext(script, parsed, all_launches, read_file.text, info, set_by_environment(script))
         findings.extend(run_script_rules(opts.schema, context))
@@ -227,6 +237,9 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
     if sources is not None:  # verl's Python, Megatron's, a model's config.json: inputs like the script
         result.deps[sources] = sources_digest(sources)
     return result
+
+
+_OVERRIDE = re.compile(r"^[+~]{0,2}[A-Za-z_]\w*(\.\w+)+=")  # `trainer.total_epochs=3`: an override verl reads
 
 
 def _buffer(path: str, opts: Options) -> bytes:

@@ -72,6 +72,7 @@ def scripts_obj(results) -> list:
             ],
             "coverage": r.coverage.as_json() if getattr(r, "coverage", None) is not None else None,
             "unchecked": r.unchecked.as_json() if getattr(r, "unchecked", None) is not None else None,
+            "no_launch": r.no_launch.as_json() if getattr(r, "no_launch", None) is not None else None,
         }
         for r in results
     ]

@@ -98,9 +98,9 @@ def pass_notes(results, empty_folders=()) -> list[str]:
             lines.append(f"{r.path}: note: {unchecked.message}")
         if unchecked is not None and not any(p.launches for p in r.profiles):
             continue  # the note above says why no profile launches
-        if r.profiles and all(p.status in ("no-launch", "rejected") for p in r.profiles):
-            # no profile launches verl (an installer, a helper): one line, not one per profile
-            lines.append(f"{r.path}: note: no verl launch (python3 -m verl...) in any profile: nothing was checked")
+        no_launch = getattr(r, "no_launch", None)
+        if no_launch is not None:  # an installer, a wrapper: one line, not one per profile
+            lines.append(f"{r.path}: note: {no_launch.message}")
             continue
         used = {p.profile.env for p in r.profiles if any(a.relation == "given" for a in p.profile.assumptions)}
         for p in r.profiles:
