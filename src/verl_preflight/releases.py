@@ -9,6 +9,7 @@ tests).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
@@ -25,13 +26,12 @@ def releases_dir() -> str:
     """Under the private cache folder (cache_files), else a private temporary folder for this run."""
     from . import cache_files
 
-    found = cache_files.folder("releases")
-    if found is None:
-        found = _RUN_FOLDER[0] = _RUN_FOLDER[0] or tempfile.mkdtemp(prefix="verl-preflight-releases-")
-    return found
+    return cache_files.folder("releases") or _run_folder()
 
 
-_RUN_FOLDER: list = [None]
+@functools.lru_cache(maxsize=1)
+def _run_folder() -> str:
+    return tempfile.mkdtemp(prefix="verl-preflight-releases-")
 
 
 def release_source(version: str) -> ConfigSource:
