@@ -103,8 +103,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _device_option(p)
     _args_option(p)
-    p.add_argument("--max-profiles", type=_count(1, 4096), default=64)
-    p.add_argument("--max-bytes", type=_count(1, MAX_BYTES_CEILING), default=5 * 1024 * 1024)
+    _limit_options(p)
     p.add_argument(
         "-j",
         "--jobs",
@@ -164,6 +163,13 @@ def _count(low: int, high: int):
 
     parse.__name__ = "count"
     return parse
+
+
+def _limit_options(p, max_bytes: bool = True) -> None:
+    p.add_argument("--max-profiles", type=_count(1, 4096), default=64, help="at most this many profiles a script, 1..4096")
+    if max_bytes:
+        p.add_argument("--max-bytes", type=_count(1, MAX_BYTES_CEILING), default=5 * 1024 * 1024,
+                       help="largest script read, in bytes, 1..1 GiB")
 
 
 def _args_option(p) -> None:
@@ -283,7 +289,7 @@ def _render_args(argv):
     p.add_argument("--verl-config", metavar="DIR")
     p.add_argument("--verl", metavar="VERSION", action="append")
     p.add_argument("--profile", action="append", metavar="KEY=VAL[,KEY=VAL...]")
-    p.add_argument("--max-profiles", type=int, default=64)
+    _limit_options(p, max_bytes=False)
     p.add_argument("--no-cache", action="store_true")
     _device_option(p)
     _args_option(p)
@@ -321,8 +327,7 @@ def _lsp_args(argv):
     p.add_argument("--stack", action="append", metavar="PKG=VERSION")
     _device_option(p)
     _args_option(p)
-    p.add_argument("--max-profiles", type=_count(1, 4096), default=64)
-    p.add_argument("--max-bytes", type=_count(1, MAX_BYTES_CEILING), default=5 * 1024 * 1024)
+    _limit_options(p)
     p.add_argument("--schema", metavar="FILE", help="policy schema (YAML) instead of the shipped one")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     _model_options(p)
