@@ -20,12 +20,8 @@ OUTPUT_CAP = 64 * 1024  # bytes of a probe's standard output (and of its standar
 def which(name: str) -> str | None:
     """`name` in the folders of PATH that are absolute. An empty or relative entry (`.`, `bin`,
     a leading `:`) names the working directory, whose programs are not this tool's to run."""
-    for entry in os.environ.get("PATH", os.defpath).split(os.pathsep):
-        if os.path.isabs(entry):
-            found = shutil.which(name, path=entry)
-            if found:
-                return found
-    return None
+    entries = [e for e in os.environ.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(e)]
+    return shutil.which(name, path=os.pathsep.join(entries)) if entries else None
 
 
 def probe_device(timeout: float = PROBE_TIMEOUT) -> tuple[str, str]:
