@@ -9,10 +9,16 @@ import os
 import pytest
 
 from verl_preflight.cli import main
-from verl_preflight.user_paths import shown
+from verl_preflight.user_paths import shown, under
 
 SOURCED = "COMMON=(\n    actor_rollout_ref.actor.ppo_mini_batchsize=8\n)\n"
 RUN = 'source "$(dirname "$0")/common.sh"\npython3 -m verl.trainer.main_ppo "${COMMON[@]}" "$@"\n'
+
+
+def test_under_is_the_root_or_a_name_inside_it():
+    assert under("/a/b", "/a/b") and under("/a/b/c", "/a/b") and under("/a", "/")
+    assert not under("/a/bc", "/a/b") and not under("/a", "/a/b")
+    assert under("x/y.sh", "x") and not under("xy.sh", "x")
 
 
 def _places(fmt: str, out: str) -> list[str]:

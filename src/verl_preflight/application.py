@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from .edits import apply_edits
 from .fix_files import NotWritten, Tree, read, write_in_place
 from .report import console
-from .user_paths import relocate
+from .user_paths import relocate, under
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 MAX_FIX_PASSES = 10  # a fix can make another possible (a renamed key whose value is then fixed)
@@ -457,8 +457,8 @@ def _empty_folders(paths, files) -> list[str]:
     out = []
     for p in paths:
         if p != "-" and os.path.isdir(p):
-            top = os.path.join(os.path.normpath(p), "")
-            if not any(os.path.normpath(f).startswith(top) for f in files):
+            top = os.path.normpath(p)
+            if not any(under(os.path.normpath(f), top) for f in files):
                 out.append(p)
     return out
 

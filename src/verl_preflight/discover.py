@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 
+from .user_paths import under
+
 
 class DiscoverError(Exception):
     pass
@@ -41,7 +43,7 @@ def discover(paths, excludes=(), notes: list | None = None) -> list[str]:
 def _walk(top: str, seen: set, excludes, notes: list) -> list[str]:
     out = []
     visited_dirs: set[str] = set()
-    tree = os.path.join(os.path.realpath(top), "")
+    tree = os.path.realpath(top)
     for dirpath, dirnames, filenames in os.walk(top, followlinks=True):
         real = os.path.realpath(dirpath)
         if real in visited_dirs:
@@ -54,7 +56,7 @@ def _walk(top: str, seen: set, excludes, notes: list) -> list[str]:
             if d.startswith(".") or _excluded(full, excludes):
                 continue
             target = os.path.realpath(full)
-            if os.path.islink(full) and not os.path.join(target, "").startswith(tree):
+            if os.path.islink(full) and not under(target, tree):
                 notes.append(f"{full}: note: not followed: a symlink to {target}, outside {top} "
                              "(give it as a path to check it)")
                 continue

@@ -20,16 +20,14 @@ import os
 import stat
 from dataclasses import dataclass
 
+from .user_paths import under
+
 OUTSIDE = "outside the paths given (name it on the command line to let --fix write it)"
 NOT_REGULAR = "not a regular file"
 
 
 class NotWritten(Exception):
     """The file is not written, and why (it changed since it was read, it is no regular file)."""
-
-
-def _under(path: str, root: str) -> bool:
-    return path == root or path.startswith(os.path.join(root, ""))
 
 
 @dataclass(frozen=True)
@@ -61,7 +59,7 @@ class Tree:
         if path == "-":  # --diff of standard input: nothing is written
             return None
         real = os.path.realpath(path)
-        if real in self.files or any(_under(real, f) for f in self.folders):
+        if real in self.files or any(under(real, f) for f in self.folders):
             try:
                 mode = os.stat(real).st_mode
             except OSError:
@@ -69,7 +67,7 @@ class Tree:
             return None if stat.S_ISREG(mode) else NOT_REGULAR
         full = os.path.abspath(path)
         for root in self.named:
-            if _under(full, root):
+            if under(full, root):
                 link = _first_link(full, root)
                 return f"a symlink to outside the tree ({os.path.relpath(link)} -> {os.path.realpath(link)})"
         return OUTSIDE

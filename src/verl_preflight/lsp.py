@@ -32,6 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 from . import __version__
+from .user_paths import under
 
 SHELL_LANGUAGES = frozenset({"shellscript", "bash", "sh"})
 SOURCE = "validate-scripts"
@@ -279,7 +280,7 @@ class Server:
         """The workspace folder of the file (the deepest that holds it), else the first one,
         else the file's own folder: the check runs from there."""
         roots = self._roots()
-        holding = [r for r in roots if path != "-" and (path + os.sep).startswith(os.path.join(r, ""))]
+        holding = [r for r in roots if path != "-" and under(path, r)]
         if holding:
             return max(holding, key=len)
         if roots:

@@ -13,12 +13,18 @@ import os
 from dataclasses import replace
 
 
+def under(path: str, root: str) -> bool:
+    """Whether `path` is `root` or a name inside it. Both spelt alike (normalised, both absolute
+    or both relative): a text test, no link is resolved."""
+    return path == root or path.startswith(os.path.join(root, ""))
+
+
 def shown(path: str, cwd: str) -> str:
     """`path` in the user's view from `cwd` (module docstring)."""
     if not path or path == "-":
         return path
     full = os.path.normpath(os.path.join(cwd, path))
-    if full == cwd or full.startswith(os.path.join(cwd, "")):
+    if under(full, cwd):
         return os.path.relpath(full, cwd)
     return full
 
