@@ -132,6 +132,14 @@ def test_text_report_says_what_passed_unchecked(tmp_path, capsys):
     assert code == 0 and "0 scripts, 0 profiles, 0 launches" in out
 
 
+def test_the_working_directory_given_as_dot_is_not_called_empty(tmp_path, capsys, monkeypatch):
+    write(tmp_path, "nolaunch.sh", "#!/bin/bash\necho hello\n")
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, ".")
+    assert code == 0 and "1 script," in out.splitlines()[-1]
+    assert "no *.sh script in this folder" not in out
+
+
 # ---- 3. --profile current probes the python3 the script runs --------------------
 
 

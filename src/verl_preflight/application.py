@@ -457,8 +457,8 @@ def _empty_folders(paths, files) -> list[str]:
     out = []
     for p in paths:
         if p != "-" and os.path.isdir(p):
-            top = os.path.normpath(p)
-            if not any(under(os.path.normpath(f), top) for f in files):
+            top = os.path.abspath(p)  # absolute: `.` holds `x.sh` (a walk of `.` gives `./x.sh`)
+            if not any(under(os.path.abspath(f), top) for f in files):
                 out.append(p)
     return out
 
