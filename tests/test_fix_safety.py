@@ -183,6 +183,35 @@ def test_a_file_that_changed_between_read_and_write_is_not_written(here, change)
     assert text(path) == edited
 
 
+def test_fix_reads_a_file_as_the_run_does(here):
+    """fix_files.read is source.read_stamped: the stamp is the open descriptor's, a FIFO is
+    refused without blocking, --max-bytes bounds it, a link as the last name is resolved first."""
+    path = here / "tree" / "run.sh"
+    path.write_text(APPEND)
+    os.symlink("run.sh", here / "tree" / "link.sh")
+    old, stamp = read(str(here / "tree" / "link.sh"))
+    st = os.stat(path)
+    assert old == APPEND.encode() and (stamp.ino, stamp.size, stamp.mtime_ns) == (st.st_ino, st.st_size, st.st_mtime_ns)
+    with pytest.raises(NotWritten, match="larger than --max-bytes"):
+        read(str(path), max_bytes=len(APPEND) - 1)
+    os.mkfifo(here / "tree" / "pipe.sh")
+    with pytest.raises(NotWritten, match=f"^{NOT_REGULAR}$"):
+        read(str(here / "tree" / "pipe.sh"))
+    with pytest.raises(NotWritten, match="^cannot read: No such file"):
+        read(str(here / "tree" / "gone.sh"))
+
+
+def test_a_read_only_file_is_refused_on_what_was_opened(here):
+    """The write bits are those of the open descriptor (fstat), not of a stat made before it."""
+    path = here / "tree" / "run.sh"
+    path.write_text(APPEND)
+    old, stamp = read(str(path))
+    os.chmod(path, 0o444)
+    with pytest.raises(PermissionError, match="read-only|Permission denied"):  # root: ours; others: open
+        write_in_place(str(path), old, FIXED.encode(), stamp)
+    assert text(path) == APPEND
+
+
 def test_a_write_in_place_shortens_and_lengthens_the_file(here):
     path = here / "tree" / "run.sh"
     path.write_text(APPEND)

@@ -297,7 +297,7 @@ def validate(args) -> int:
         return _diff(results, unreadable, run.opts, tree)
     fix_lines: list[str] = []
     if args.fix and not unreadable:
-        results, unreadable, fix_lines, failed = _fix(results, check, tree)
+        results, unreadable, fix_lines, failed = _fix(results, check, tree, run.opts.max_bytes)
         if failed:
             unreadable = [*unreadable, *failed]
     findings = [f for r in results for f in r.findings]
@@ -341,14 +341,14 @@ def _write(out: str, fmt: str, results, args) -> None:
     sys.stdout.write(printable.printed(out, fmt, printable.secrets_of(results, getattr(args, "show_secrets", False))))
 
 
-def _fix(results, check, tree):
+def _fix(results, check, tree, max_bytes: int):
     """--fix: write the plan's changes, check again, repeat until nothing changes (ruff's loop).
     (results, unreadable, report lines, write failures): the results are those of the fixed files.
     Only files inside `tree` (the paths given) are written; the edits of others are refused."""
     fixed, changed, failed, unreadable = 0, set(), [], []
     for _ in range(MAX_FIX_PASSES):
         plan = _plan(results, tree)
-        made, problems = _changes(plan, _digests(results))
+        made, problems = _changes(plan, _digests(results), max_bytes)
         failed += problems
         written = set()
         for path, (old, new, stamp) in made.items():
@@ -391,7 +391,7 @@ def _diff(results, unreadable, opts, tree) -> int:
     """--diff: the changes one pass of --fix would make, as a unified diff on standard output;
     what it would fix and what it refuses on standard error. Exit 1 when there is a change."""
     plan = _plan(results, tree)
-    made, problems = _changes(plan, _digests(results), opts.stdin)
+    made, problems = _changes(plan, _digests(results), opts.max_bytes, opts.stdin)
     for path in sorted(made):
         sys.stdout.write(_unified_diff(path, *made[path][:2]))
     sys.stdout.flush()  # the diff, then the summary: in this order on a terminal too
@@ -407,10 +407,11 @@ def _diff(results, unreadable, opts, tree) -> int:
 # ---- the files --fix writes ---------------------------------------------------------------
 
 
-def _changes(p, digests: dict, stdin: bytes | None = None) -> tuple[dict, list[str]]:
+def _changes(p, digests: dict, max_bytes: int, stdin: bytes | None = None) -> tuple[dict, list[str]]:
     """({path: (old bytes, new bytes, stamp)}, problems): the plan made on the files as they are
-    now (`-`: the script read from standard input; stamp None). A file that changed since the run
-    (its digest in `digests`, by absolute path, differs) is left alone."""
+    now (`-`: the script read from standard input; stamp None), read as the run read them (at
+    most max_bytes). A file that changed since the run (its digest in `digests`, by absolute
+    path, differs) is left alone."""
     import hashlib
 
     out, problems = {}, []
@@ -419,12 +420,9 @@ def _changes(p, digests: dict, stdin: bytes | None = None) -> tuple[dict, list[s
             if path == "-":
                 old, stamp = stdin or b"", None
             else:
-                old, stamp = read(path)
+                old, stamp = read(path, max_bytes)
         except NotWritten as why:
             problems.append(f"{path}: {why}")
-            continue
-        except OSError as err:
-            problems.append(f"{path}: cannot read: {err.strerror or err}")
             continue
         if path != "-" and digests.get(os.path.abspath(path)) not in (None, hashlib.sha256(old).hexdigest()):
             problems.append(f"{path}: changed while it was checked; not fixed")

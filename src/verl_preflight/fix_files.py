@@ -20,10 +20,10 @@ import os
 import stat
 from dataclasses import dataclass
 
+from .source import DEFAULT_MAX_BYTES, NOT_REGULAR, NotRegular, ReadError, TooLarge, read_stamped
 from .user_paths import under
 
 OUTSIDE = "outside the paths given (name it on the command line to let --fix write it)"
-NOT_REGULAR = "not a regular file"
 
 
 class NotWritten(Exception):
@@ -100,16 +100,16 @@ class Stamp:
 _OPEN = os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)  # no link, no hang on a FIFO
 
 
-def read(path: str) -> tuple[bytes, Stamp]:
-    """The bytes of the regular file `path` names (links resolved) and its stamp."""
-    fd = os.open(os.path.realpath(path), os.O_RDONLY | _OPEN)
+def read(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[bytes, Stamp]:
+    """The bytes of the regular file `path` names (links resolved) and its stamp, read by
+    source.read_stamped; NotWritten when it cannot be read."""
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise NotWritten(NOT_REGULAR)
-        return _read_all(fd), Stamp.of(st)
-    finally:
-        os.close(fd)
+        data, st = read_stamped(os.path.realpath(path), max_bytes, follow=False)
+    except ReadError as err:
+        raise NotWritten(err.why if isinstance(err, NotRegular) else f"cannot read: {err.why}") from err
+    except TooLarge as err:
+        raise NotWritten(f"larger than --max-bytes ({max_bytes}) now: changed while it was checked; not fixed") from err
+    return data, Stamp.of(st)
 
 
 def _read_all(fd: int) -> bytes:
@@ -124,14 +124,13 @@ def write_in_place(path: str, old: bytes, new: bytes, stamp: Stamp) -> None:
     """`new` into the file `path` names, in its own inode, if it is still `old` as stamped.
     A file nobody may write (`chmod a-w`) is not written, even by root: PermissionError;
     NotWritten when it changed since it was read or is no longer a regular file."""
-    real = os.path.realpath(path)
-    if not os.stat(real).st_mode & 0o222:
-        raise PermissionError(errno.EACCES, "the file is read-only", path)
-    fd = os.open(real, os.O_RDWR | _OPEN)
+    fd = os.open(os.path.realpath(path), os.O_RDWR | _OPEN)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise NotWritten(NOT_REGULAR)
+        if not st.st_mode & 0o222:  # root opens it all the same
+            raise PermissionError(errno.EACCES, "the file is read-only", path)
         if Stamp.of(st) != stamp or _read_all(fd) != old:
             raise NotWritten("changed while it was checked; not fixed")
         if len(new) > len(old) and hasattr(os, "posix_fallocate"):

@@ -14,28 +14,65 @@ DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 
 
 class ReadError(Exception):
-    pass
+    """The file cannot be read; str(): "PATH: cannot read: WHY", `why`: the reason alone."""
+
+    def __init__(self, path: str, why: str):
+        super().__init__(f"{path}: cannot read: {why}")
+        self.why = why
+
+
+class NotRegular(ReadError):
+    """A FIFO, a device, a socket or a folder: never read (a FIFO would block)."""
+
+    def __init__(self, path: str):
+        super().__init__(path, NOT_REGULAR)
 
 
 class TooLarge(Exception):
     pass
 
 
-def read_script(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
-    """The file's bytes; ReadError when it cannot be read, TooLarge over max_bytes."""
+NOT_REGULAR = "not a regular file"
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+def read_stamped(path: str, max_bytes: int = DEFAULT_MAX_BYTES, follow: bool = True) -> tuple[bytes, os.stat_result]:
+    """The file's bytes and the status of the descriptor they were read from (fstat: the file
+    read, whatever the name points at a moment later). Opened non-blocking (a FIFO does not
+    hang the open) and read only when regular; `follow=False` refuses a symbolic link as the
+    last component. ReadError (NotRegular) when it cannot be read, TooLarge over max_bytes."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | _CLOEXEC | (0 if follow else os.O_NOFOLLOW)
     try:
-        info = os.stat(path)
+        fd = os.open(path, flags)
+    except OSError as err:
+        raise ReadError(path, err.strerror or str(err)) from err
+    try:
+        info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise ReadError(f"{path}: cannot read: not a regular file")
+            raise NotRegular(path)
         if info.st_size > max_bytes:
             raise TooLarge(path)
-        with open(path, "rb") as fh:
-            data = fh.read(min(max_bytes, info.st_size) + 1)  # a file that grew since: still bounded
+        data = _read_at_most(fd, min(max_bytes, info.st_size) + 1)  # a file that grew since: still bounded
     except OSError as err:
-        raise ReadError(f"{path}: cannot read: {err.strerror or err}") from err
+        raise ReadError(path, err.strerror or str(err)) from err
+    finally:
+        os.close(fd)
     if len(data) > max_bytes:
         raise TooLarge(path)
-    return data
+    return data, info
+
+
+def _read_at_most(fd: int, size: int) -> bytes:
+    chunks, left = [], size
+    while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_script(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """The file's bytes; ReadError when it cannot be read, TooLarge over max_bytes."""
+    return read_stamped(path, max_bytes)[0]
 
 
 def reader(max_bytes: int = DEFAULT_MAX_BYTES):
