@@ -110,6 +110,18 @@ def test_an_absolute_source_target_outside_is_refused_until_named(here, capsys):
     assert text(lib) == LIB_FIXED and "fixed 1 finding in 1 file" in out
 
 
+def test_the_tree_is_asked_once_a_file_and_refuses_each_of_its_findings(here, capsys, monkeypatch):
+    lib = here / "outside" / "lib.sh"
+    lib.write_text("A=( +trainer.val_before_train=False +trainer.total_epochs=1 )\n")
+    (here / "tree" / "main.sh").write_text(f'source {lib}\npython3 -m verl.trainer.main_ppo "${{A[@]}}" "$@"\n')
+    asked = []
+    refuses = Tree.refuses
+    monkeypatch.setattr(Tree, "refuses", lambda self, path: asked.append(path) or refuses(self, path))
+    code, out, err = run(capsys, "--diff", "tree")
+    assert asked == ["outside/lib.sh"], asked
+    assert out == "" and [line.split(": note: ")[0] for line in notes(err)] == ["outside/lib.sh:1:5", "outside/lib.sh:1:37"]
+
+
 def test_a_file_sourced_from_beside_a_script_given_is_written(here, capsys):
     """A file given brings the folder holding it: its sourced helpers sit there."""
     (here / "tree" / "lib.sh").write_text(LIB)

@@ -345,9 +345,11 @@ def _fix(results, check, tree, max_bytes: int):
     """--fix: write the plan's changes, check again, repeat until nothing changes (ruff's loop).
     (results, unreadable, report lines, write failures): the results are those of the fixed files.
     Only files inside `tree` (the paths given) are written; the edits of others are refused."""
+    from . import fix
+
     fixed, changed, failed, unreadable = 0, set(), [], []
     for _ in range(MAX_FIX_PASSES):
-        plan = _plan(results, tree)
+        plan = fix.plan(results, tree.refuses)
         made, problems = _changes(plan, _digests(results), max_bytes)
         failed += problems
         written = set()
@@ -364,33 +366,22 @@ def _fix(results, check, tree, max_bytes: int):
             written.update(plan.edits[path])
         count = sum(1 for f in plan.fixed if f.fix.edit in written)
         if not count:
-            break
+            break  # the plan is of these results: its refusals are the report's
         fixed += count
         results, unreadable = check()
-    lines = [*console.refusals(_plan(results, tree)), console.fixed(fixed, len(changed))]
+        plan = None
+    if plan is None:  # the passes ran out: the refusals of the results checked last
+        plan = fix.plan(results, tree.refuses)
+    lines = [*console.refusals(plan), console.fixed(fixed, len(changed))]
     return results, unreadable, lines, failed
-
-
-def _plan(results, tree):
-    """fix.plan, less the edits of files --fix may not write (fix_files.Tree): refused, and why."""
-    from dataclasses import replace
-
-    from . import fix
-
-    p = fix.plan(results)
-    why = {path: tree.refuses(path) for path in p.edits}
-    if not any(why.values()):
-        return p
-    kept = [f for f in p.fixed if not why[f.fix.edit.path]]
-    refused = [(f, why[f.fix.edit.path]) for f in p.fixed if why[f.fix.edit.path]]
-    return replace(p, edits={k: v for k, v in p.edits.items() if not why[k]}, fixed=kept,
-                   refused=[*p.refused, *refused])
 
 
 def _diff(results, unreadable, opts, tree) -> int:
     """--diff: the changes one pass of --fix would make, as a unified diff on standard output;
     what it would fix and what it refuses on standard error. Exit 1 when there is a change."""
-    plan = _plan(results, tree)
+    from . import fix
+
+    plan = fix.plan(results, tree.refuses)
     made, problems = _changes(plan, _digests(results), opts.max_bytes, opts.stdin)
     for path in sorted(made):
         sys.stdout.write(_unified_diff(path, *made[path][:2]))

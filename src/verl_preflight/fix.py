@@ -148,8 +148,10 @@ class Plan:
         return bool(self.edits)
 
 
-def plan(results) -> Plan:
-    """The edits the findings of a run ask for, where every script that passes the word agrees."""
+def plan(results, refuses=None) -> Plan:
+    """The edits the findings of a run ask for, where every script that passes the word agrees;
+    `refuses(path)`: why a file may not be written, or None (fix_files.Tree.refuses), asked once
+    per file: its findings are refused with that reason."""
     asked: dict[tuple, set[int]] = defaultdict(set)
     for i, r in enumerate(results):
         for f in r.findings:
@@ -159,6 +161,7 @@ def plan(results) -> Plan:
     out = Plan()
     chosen: dict[str, dict[SourceEdit, list]] = defaultdict(dict)
     names: dict[str, str] = {}  # a file's real path -> the name its edits go by (the first reported)
+    barred: dict[str, str | None] = {}  # that name -> why it may not be written (None: it may)
     for r in results:
         for f in r.findings:
             if f.fix is None:
@@ -173,6 +176,11 @@ def plan(results) -> Plan:
                 out.refused.append((f, f"{others[0]} also passes this word to verl, and there this fix does not hold"))
                 continue
             name = names.setdefault(_edit_key(f.fix.edit)[0], f.fix.edit.path)
+            if name not in barred:
+                barred[name] = refuses(name) if refuses is not None else None
+            if barred[name]:
+                out.refused.append((f, barred[name]))
+                continue
             if name != f.fix.edit.path:  # one file, one list of edits made in one write
                 f = replace(f, fix=replace(f.fix, edit=replace(f.fix.edit, path=name)))
             chosen[name].setdefault(f.fix.edit, []).append(f)
