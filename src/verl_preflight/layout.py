@@ -74,6 +74,11 @@ class Role:
     recompute: mem.Recompute = field(default_factory=mem.Recompute)  # recompute_granularity/method/num_layers
 
 
+def int_or_none(value) -> int | None:
+    """`value` when it is an int (a bool is not a number here), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 # --------------------------------------------------------------------------
 # Shapes
 # --------------------------------------------------------------------------
@@ -183,8 +188,7 @@ def _arch(c: dict, qk_norm: bool, vision, gdn: bool) -> tuple[mem.Arch | None, t
     """The memory model's Arch from config.json-named numbers, or (None, the names missing)."""
 
     def num(name):
-        v = c.get(name)
-        return v if isinstance(v, int) and not isinstance(v, bool) else None
+        return int_or_none(c.get(name))
 
     missing = [n for n in _NEEDED if not num(n)]
     heads = num("num_attention_heads")
@@ -260,11 +264,12 @@ def shape_from_config(directory: str) -> Shape:
     if not isinstance(cfg, dict):
         raise ModelConfigError(f"{path}: not a JSON object")
     text = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else cfg
+    merged = {**cfg, **text}  # the text model's numbers, the wrapper's where it has none
 
     def num(*names):
         for n in names:
-            v = text.get(n, cfg.get(n))
-            if isinstance(v, int) and not isinstance(v, bool):
+            v = int_or_none(merged.get(n))
+            if v is not None:
                 return v
         return None
 
@@ -272,7 +277,7 @@ def shape_from_config(directory: str) -> Shape:
     experts = num("num_experts", "n_routed_experts", "num_local_experts") or 0
     gdn_qk, gdn_v = num("linear_num_key_heads"), num("linear_num_value_heads")
     gdn = gdn_qk is not None or gdn_v is not None or "linear_attention" in (text.get("layer_types") or [])
-    merged = {**cfg, **text}
+    layers, max_positions = num("num_hidden_layers", "num_layers"), num("max_position_embeddings")
     merged["num_experts"] = experts
     if merged.get("tie_word_embeddings") is None and cfg.get("tie_word_embeddings") is not None:
         merged["tie_word_embeddings"] = cfg["tie_word_embeddings"]
@@ -295,7 +300,7 @@ def shape_from_config(directory: str) -> Shape:
     return Shape(
         name=name or os.path.basename(os.path.normpath(directory)),
         source=path,
-        layers=num("num_hidden_layers", "num_layers"),
+        layers=layers,
         attention_heads=heads,
         query_groups=num("num_key_value_heads") or heads,
         gdn_qk_heads=gdn_qk,
@@ -304,7 +309,7 @@ def shape_from_config(directory: str) -> Shape:
         gdn=gdn,
         total_params_b=total,
         active_params_b=active,
-        max_position_embeddings=num("max_position_embeddings"),
+        max_position_embeddings=max_positions,
         rope_scaling=_rope_scaling(text, cfg),
         rope_known=True,
         arch=arch,
@@ -697,7 +702,7 @@ def role_layout(view, role: str) -> Role | None:
             return None
     otc = transformer_config(view, role)
     first, last = (otc.get(f"num_layers_in_{w}_pipeline_stage") for w in ("first", "last"))
-    if any(v is not None and (isinstance(v, bool) or not isinstance(v, int)) for v in (first, last)):
+    if any(v is not None and int_or_none(v) is None for v in (first, last)):
         return None  # not known statically
     flags = [otc.get(f"account_for_{w}_in_pipeline_split") for w in ("embedding", "loss")]
     if any(f is not None and not isinstance(f, bool) for f in flags):
@@ -712,7 +717,7 @@ def _recompute(otc: dict) -> mem.Recompute:
     return mem.Recompute(
         granularity if isinstance(granularity, str) else None,
         method if isinstance(method, str) else None,
-        layers if isinstance(layers, int) and not isinstance(layers, bool) and layers > 0 else None,
+        layers if int_or_none(layers) and layers > 0 else None,
     )
 
 

@@ -307,7 +307,7 @@ def _normalized(view, result, key: str):
     """A batch size as the worker left it: its last normalized value, else the launch's."""
     last = next((a.value for a in reversed(result.assigned) if a.key == key), None)
     value = last if last is not None else view.int_value(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return lay.int_or_none(value)
 
 
 def _builds(view, worker: str) -> bool:
@@ -362,7 +362,7 @@ def _trace(view, assigned, only: str | None = None) -> str:
             continue
         if a.key not in chains:
             first = view.value(a.key)
-            chains[a.key] = [first] if isinstance(first, int) and not isinstance(first, bool) else []
+            chains[a.key] = [first] if lay.int_or_none(first) is not None else []
         chains[a.key].append(a.value)
     if not chains:
         return ""
@@ -371,7 +371,7 @@ def _trace(view, assigned, only: str | None = None) -> str:
 
 
 def _ints(*values) -> bool:
-    return all(isinstance(v.value, int) and not isinstance(v.value, bool) for v in values)
+    return all(lay.int_or_none(v.value) is not None for v in values)
 
 
 def _log_prob_rows(view):
