@@ -565,23 +565,16 @@ def estimate(lay) -> MemoryReport | None:
                 sequences,
                 b.seq or b.max_model_len,
             )
-        if actor is not None and out.update and not b.param_offload:
-            top = out.worst_update
-            out.resident.append(
-                mem.Term(
-                    "actor weights+grads",
-                    top.term("weights") + top.term("grads"),
-                    detail="megatron.param_offload=False",
-                )
-            )
-        if actor is not None and out.update and not b.optimizer_offload:
-            top = mem.worst(out.update)
-            if top.term("optimizer"):
-                out.resident.append(
-                    mem.Term("actor optimizer", top.term("optimizer"), detail="megatron.optimizer_offload=False")
-                )
+        top = out.worst_update  # None without an actor update
+        if top is not None:
+            if not b.param_offload:
+                weights = top.term("weights") + top.term("grads")
+                out.resident.append(mem.Term("actor weights+grads", weights, detail="megatron.param_offload=False"))
+            if not b.optimizer_offload and top.term("optimizer"):
+                optimizer = top.term("optimizer")
+                out.resident.append(mem.Term("actor optimizer", optimizer, detail="megatron.optimizer_offload=False"))
         if ref is not None and not b.ref_param_offload:
-            weights = max(st.term("weights") for st in mem.forward_stages(arch, ref, 1, ""))
+            weights = max(mem.weights_gb(arch, ref, s) for s in range(ref.pp))
             out.resident.append(mem.Term("ref weights", weights, detail="ref.megatron.param_offload=False"))
     return out
 

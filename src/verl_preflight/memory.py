@@ -387,14 +387,19 @@ def train_stages(a: Arch, par: Parallel, work: Workload) -> list[Stage]:
     return out
 
 
+def weights_gb(a: Arch, par: Parallel, s: int) -> float:
+    """The bf16 weights a device of stage `s` holds, in GB."""
+    p = stage_params(a, par, s)
+    return BF16 * (p.dense + p.experts) / GB
+
+
 def forward_stages(a: Arch, par: Parallel, tokens: int, tokens_text: str) -> list[Stage]:
     """A forward-only pass (log-probs): bf16 weights, one layer's activations, the logits."""
     out = []
     for s in range(par.pp):
-        p = stage_params(a, par, s)
         start, end = stage_ranges(par.stages)[s]
         act = max((layer_activation_bytes(a, i, tokens, par.tp) for i in range(start, end)), default=0.0)
-        terms = [Term("weights", BF16 * (p.dense + p.experts) / GB), Term("activations", act / GB, True, tokens_text)]
+        terms = [Term("weights", weights_gb(a, par, s)), Term("activations", act / GB, True, tokens_text)]
         if s == par.pp - 1:
             logits = LOGIT_FORWARD * tokens * a.vocab / par.tp
             terms.append(Term("logits", logits / GB, True, f"6 B x {tokens} x {a.vocab}/{par.tp}"))
