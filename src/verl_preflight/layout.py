@@ -43,17 +43,11 @@ class Shape:
     gdn_v_heads: int | None = None
     experts: int = 0  # routed experts per MoE layer; 0 for a dense model
     gdn: bool = False  # has Gated DeltaNet (linear attention) layers
-    total_params_b: float | None = None
-    active_params_b: float | None = None
     max_position_embeddings: int | None = None  # None: not known
     rope_scaling: dict | None = None
     rope_known: bool = False  # whether rope_scaling (None: no scaling) is known
     arch: mem.Arch | None = None  # every number the memory model needs; None when some are not known
     missing: tuple = ()  # the shape's numbers that are not known (why there is no arch)
-
-    @property
-    def has_params(self) -> bool:
-        return bool(self.total_params_b) and self.active_params_b is not None
 
 
 @dataclass(frozen=True)
@@ -146,20 +140,12 @@ def shape_from_table(name: str, path: str | None = None) -> Shape:
         gdn_v_heads=e.get("gdn_v_heads"),
         experts=e.get("experts") or 0,
         gdn="gdn_qk_heads" in e or "gdn_v_heads" in e,
-        total_params_b=_billions(arch, "total") or e.get("total_params_b"),
-        active_params_b=_billions(arch, "active") or e.get("active_params_b"),
         max_position_embeddings=e.get("max_position_embeddings"),
         rope_scaling=e.get("rope_scaling"),
         rope_known="rope_scaling" in e,
         arch=arch,
         missing=missing,
     )
-
-
-def _billions(arch: mem.Arch | None, which: str) -> float | None:
-    if arch is None:
-        return None
-    return round(getattr(mem.counts(arch), which) / 1e9, 2)
 
 
 # what the memory model needs (config.json names), and defaults Hugging Face's Qwen configs give
@@ -250,9 +236,7 @@ class ModelConfigError(Exception):
 @lru_cache(maxsize=32)
 def shape_from_config(directory: str) -> Shape:
     """The shape a model's config.json states (a nested `text_config` for multimodal wrappers,
-    its `vision_config` for the vision tower). Parameter counts: the memory model's, from the
-    config, when it states every number they need; else the table's published sizes when the
-    directory's name matches a model there; else None."""
+    its `vision_config` for the vision tower)."""
     path = os.path.join(directory, "config.json")
     text = read_source(path)
     if text is None:
@@ -294,9 +278,6 @@ def shape_from_config(directory: str) -> Shape:
         gdn=gdn,
     )
     name = model_for(directory)
-    total, active = _billions(arch, "total"), _billions(arch, "active")
-    if total is None and name is not None and models()[name].get("total_params_b"):
-        total, active = models()[name]["total_params_b"], models()[name]["active_params_b"]
     return Shape(
         name=name or os.path.basename(os.path.normpath(directory)),
         source=path,
@@ -307,8 +288,6 @@ def shape_from_config(directory: str) -> Shape:
         gdn_v_heads=gdn_v,
         experts=experts,
         gdn=gdn,
-        total_params_b=total,
-        active_params_b=active,
         max_position_embeddings=max_positions,
         rope_scaling=_rope_scaling(text, cfg),
         rope_known=True,
