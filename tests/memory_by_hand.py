@@ -30,18 +30,19 @@ def is_full(m: dict, i: int) -> bool:
 
 def layer(m: dict, i: int) -> tuple[int, int, int]:
     """(TP-split, router, routed experts) parameters of layer i."""
-    h, d, a, kv = m["hidden_size"], m["head_dim"], m["attention_heads"], m["query_groups"]
+    h, d, a, kv = m["hidden_size"], m["head_dim"], m["num_attention_heads"], m["num_key_value_heads"]
     if is_full(m, i):
         mixer = (2 if m.get("attn_output_gate") else 1) * h * a * d + 2 * h * kv * d + a * d * h
     else:
-        k, v = m["gdn_qk_heads"] * m["gdn_qk_head_dim"], m["gdn_v_heads"] * m["gdn_v_head_dim"]
+        k = m["linear_num_key_heads"] * m["linear_key_head_dim"]
+        v = m["linear_num_value_heads"] * m["linear_value_head_dim"]
         mixer = h * (2 * k + v) + h * v + v * h
     shared = 3 * h * m.get("shared_expert_intermediate_size", 0)
-    return mixer + shared, h * m["experts"], m["experts"] * 3 * h * m["moe_intermediate_size"]
+    return mixer + shared, h * m["num_experts"], m["num_experts"] * 3 * h * m["moe_intermediate_size"]
 
 
 def vision(m: dict) -> int:
-    v = m.get("vision")
+    v = m.get("vision_config")
     if not v:
         return 0
     vh, vi = v["hidden_size"], v["intermediate_size"]
@@ -51,12 +52,12 @@ def vision(m: dict) -> int:
 def whole(m: dict) -> dict:
     """Billions: total, routed experts, not in routed experts, active (a text token)."""
     dense = experts = 0
-    for i in range(m["layers"]):
+    for i in range(m["num_hidden_layers"]):
         t, r, e = layer(m, i)
         dense, experts = dense + t + r, experts + e
     emb = 2 * m["vocab_size"] * m["hidden_size"]
     total = dense + experts + emb + vision(m)
-    active = dense + emb + experts * m["active_experts"] / m["experts"]
+    active = dense + emb + experts * m["num_experts_per_tok"] / m["num_experts"]
     return {"total": total / GB, "experts": experts / GB, "non_expert": (total - experts) / GB, "active": active / GB}
 
 
@@ -79,7 +80,7 @@ def update_gb(m, stages, s, tp, pp, ep, etp, world, cpu_fraction, tokens, in_fli
     """The actor update on a device of stage s, GB by term."""
     dense, experts = stage(m, stages, s, tp, ep, etp)
     h = m["hidden_size"]
-    ffn = m["active_experts"] * m["moe_intermediate_size"] + m.get("shared_expert_intermediate_size", 0)
+    ffn = m["num_experts_per_tok"] * m["moe_intermediate_size"] + m.get("shared_expert_intermediate_size", 0)
     per_layer = tokens * h * (18 + 4 * ffn / h) / tp
     if recompute_full:
         act = stages[s] * 2 * tokens * h / tp * in_flight + per_layer
@@ -109,5 +110,5 @@ def rollout_weights_gb(m: dict, tp: int, ep: int) -> float:
 def kv_gb(m: dict, tp: int, tokens: int) -> float:
     """KV cache of `tokens` tokens on a rollout device: full-attention layers x 2 x (at least one)
     KV head per device x head_dim x 2 B."""
-    full = sum(is_full(m, i) for i in range(m["layers"]))
-    return full * 2 * max(m["query_groups"] // tp, 1) * m["head_dim"] * 2 * tokens / GB
+    full = sum(is_full(m, i) for i in range(m["num_hidden_layers"]))
+    return full * 2 * max(m["num_key_value_heads"] // tp, 1) * m["head_dim"] * 2 * tokens / GB

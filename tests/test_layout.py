@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 
 import pytest
 from conftest import FIXTURES
@@ -19,8 +20,10 @@ from verl_preflight.layout import (
     Role,
     head_problems,
     model_for,
+    models,
     pipeline_problem,
     shape_from_config,
+    shape_from_table,
     stage_layers,
 )
 
@@ -73,6 +76,22 @@ def test_a_nested_text_config_with_gated_deltanet_heads():
         "12 Gated DeltaNet key heads are not divisible by TP=8",
     ]
     assert head_problems(shape, 4) == []  # 2 query groups: a divisor of TP 4 is fine (KV heads replicated)
+
+
+TABLE_ONLY = ("match", "variants", "source", "qk_norm", "total_params_b", "active_params_b")
+
+
+@pytest.mark.parametrize("name", sorted(models()))
+def test_a_table_entry_written_out_as_a_config_json_is_the_same_shape(tmp_path, name):
+    """models.yaml's shape fields are config.json's: read as one, an entry gives the table's shape."""
+    config = {k: v for k, v in models()[name].items() if k not in TABLE_ONLY}
+    assert models()[name]["qk_norm"] is True  # as a config.json says it: a qwen3* model_type
+    config["model_type"] = "qwen3_moe"
+    (tmp_path / name).mkdir()
+    (tmp_path / name / "config.json").write_text(json.dumps(config))
+    got = shape_from_config(str(tmp_path / name))
+    assert got.arch is not None and got.source != "models.yaml"
+    assert replace(got, source="models.yaml") == shape_from_table(name)
 
 
 def test_model_for_matches_the_path_leaf_longest_name_first():

@@ -254,7 +254,8 @@ def layout(env: str, overrides) -> Layout:
 # --------------------------------------------------------------------------
 def parameter_terms_gb(shape: dict, role: Role, world: int, cpu_fraction: float) -> tuple[int, float]:
     """(stage index, weights + grads + optimizer GB) of the actor's worst stage."""
-    stages = stage_layers(shape["layers"], role.pp, role.first, role.last) or [shape["layers"] // role.pp] * role.pp
+    layers = shape["num_hidden_layers"]
+    stages = stage_layers(layers, role.pp, role.first, role.last) or [layers // role.pp] * role.pp
     best = (0, 0.0)
     for s in range(role.pp):
         t = by_hand.update_gb(shape, stages, s, role.tp, role.pp, role.ep, role.etp, world, cpu_fraction, 0, 0, True)
@@ -273,28 +274,29 @@ def problems(lay: Layout) -> list[tuple[str, str]]:
     shape = models()[lay.model]
     out = []
     for name, role in (("actor", lay.actor), ("ref", lay.ref)):
-        if stage_layers(shape["layers"], role.pp, role.first, role.last) is None:
+        if stage_layers(shape["num_hidden_layers"], role.pp, role.first, role.last) is None:
             out.append(
                 (
                     "pipeline",
-                    f"{name}: {shape['layers']} layers do not split over PP={role.pp}"
+                    f"{name}: {shape['num_hidden_layers']} layers do not split over PP={role.pp}"
                     f" (first={role.first}, last={role.last})",
                 )
             )
-        for field in ("attention_heads", "gdn_qk_heads", "gdn_v_heads"):
+        for field in ("num_attention_heads", "linear_num_key_heads", "linear_num_value_heads"):
             if shape.get(field) and shape[field] % role.tp:
                 out.append(("heads", f"{name}: {field}={shape[field]} not divisible by TP={role.tp}"))
-        if shape["query_groups"] % role.tp and role.tp % shape["query_groups"]:
-            out.append(("heads", f"{name}: query_groups={shape['query_groups']} neither multiple nor divisor of TP"))
-        if shape["experts"] % role.ep:
-            out.append(("experts", f"{name}: {shape['experts']} experts not divisible by EP={role.ep}"))
+        kv = shape["num_key_value_heads"]
+        if kv % role.tp and role.tp % kv:
+            out.append(("heads", f"{name}: num_key_value_heads={kv} neither multiple nor divisor of TP"))
+        if shape["num_experts"] % role.ep:
+            out.append(("experts", f"{name}: {shape['num_experts']} experts not divisible by EP={role.ep}"))
         if lay.world % (role.tp * role.pp * role.cp) or lay.world % (role.etp * role.ep * role.pp):
             out.append(("experts", f"{name}: world {lay.world} not divisible by TP x PP x CP or ETP x EP x PP"))
     if lay.rollout_ep > 1:
         if lay.rollout_ep != lay.rollout_tp * lay.rollout_dp:
             out.append(("rollout-ep", f"rollout EP={lay.rollout_ep} != TP {lay.rollout_tp} x DP {lay.rollout_dp}"))
-        if shape["experts"] % lay.rollout_ep:
-            out.append(("rollout-ep", f"{shape['experts']} experts not divisible by rollout EP={lay.rollout_ep}"))
+        if shape["num_experts"] % lay.rollout_ep:
+            out.append(("rollout-ep", f"{shape['num_experts']} experts not divisible by rollout EP={lay.rollout_ep}"))
     memory = DEVICE_MEMORY_GB[lay.device]
     weights = rollout_weights_gb(shape, lay)
     if weights >= lay.rollout_util * memory:
@@ -310,8 +312,8 @@ def problems(lay: Layout) -> list[tuple[str, str]]:
 def numbers(lay: Layout) -> dict:
     shape = models()[lay.model]
     return {
-        "layers%PP": shape["layers"] % lay.actor.pp,
-        "stages": stage_layers(shape["layers"], lay.actor.pp, lay.actor.first, lay.actor.last),
+        "layers%PP": shape["num_hidden_layers"] % lay.actor.pp,
+        "stages": stage_layers(shape["num_hidden_layers"], lay.actor.pp, lay.actor.first, lay.actor.last),
         "rollout_gb": round(rollout_weights_gb(shape, lay), 2),
         "budget_gb": round(lay.rollout_util * DEVICE_MEMORY_GB[lay.device], 2),
         "parameter_terms_gb": round(parameter_terms_gb(shape, lay.actor, lay.world, lay.cpu_optimizer_fraction)[1], 2),
@@ -401,7 +403,7 @@ def test_render_summary_shows_the_numbers_computed_here(capsys):
         got = rendered[(script, env)]
         assert got["rollout"] == pytest.approx(rollout_weights_gb(shape, lay), rel=0.03, abs=0.1), (script, env)
         index, terms = got["stage"]
-        stages = stage_layers(shape["layers"], lay.actor.pp, lay.actor.first, lay.actor.last)
+        stages = stage_layers(shape["num_hidden_layers"], lay.actor.pp, lay.actor.first, lay.actor.last)
         mine = by_hand.update_gb(
             shape,
             stages,
@@ -428,7 +430,13 @@ def test_models_yaml_covers_every_reference_model_with_sources():
     used = {layout(env, ovs).model for _, env, ovs in validator_launches(tuple(REFERENCE))}
     assert used == set(models())
     for name, entry in models().items():
-        for field in ("layers", "attention_heads", "query_groups", "experts", "active_experts"):
+        for field in (
+            "num_hidden_layers",
+            "num_attention_heads",
+            "num_key_value_heads",
+            "num_experts",
+            "num_experts_per_tok",
+        ):
             assert isinstance(entry[field], int) and entry[field] > 0, (name, field)
         assert 0 < entry["active_params_b"] < entry["total_params_b"], name
         assert entry["source"], name

@@ -97,52 +97,59 @@ def model_for(path: str) -> str | None:
 
 
 def shape_from_table(name: str, path: str | None = None) -> Shape:
-    """The table's shape of `name`; a `variants` entry whose text is in the path's last
-    component overrides the fields it names (checkpoints of one architecture that differ in
-    their context length)."""
+    """The table's shape of `name` (config.json's fields, read as a config.json is); a
+    `variants` entry whose text is in the path's last component overrides the fields it names
+    (checkpoints of one architecture that differ in their context length)."""
     e = dict(models()[name])
     leaf = str(path or "").rstrip("/").rsplit("/", 1)[-1].lower()
     for text, fields in (e.get("variants") or {}).items():
         if text.lower() in leaf:
             e.update(fields)
-    arch, missing = _arch(
-        {
-            "num_hidden_layers": e.get("layers"),
-            "hidden_size": e.get("hidden_size"),
-            "vocab_size": e.get("vocab_size"),
-            "num_attention_heads": e.get("attention_heads"),
-            "num_key_value_heads": e.get("query_groups"),
-            "head_dim": e.get("head_dim"),
-            "tie_word_embeddings": e.get("tie_word_embeddings"),
-            "num_experts": e.get("experts"),
-            "num_experts_per_tok": e.get("active_experts"),
-            "moe_intermediate_size": e.get("moe_intermediate_size"),
-            "shared_expert_intermediate_size": e.get("shared_expert_intermediate_size"),
-            "attn_output_gate": e.get("attn_output_gate"),
-            "full_attention_interval": e.get("full_attention_interval"),
-            "linear_num_key_heads": e.get("gdn_qk_heads"),
-            "linear_num_value_heads": e.get("gdn_v_heads"),
-            "linear_key_head_dim": e.get("gdn_qk_head_dim"),
-            "linear_value_head_dim": e.get("gdn_v_head_dim"),
-            "linear_conv_kernel_dim": e.get("gdn_conv_kernel"),
-        },
+    return _shape(
+        e,
+        name,
+        "models.yaml",
         qk_norm=bool(e.get("qk_norm")),
-        vision=e.get("vision"),
-        gdn="gdn_qk_heads" in e or "gdn_v_heads" in e,
-    )
-    return Shape(
-        name=name,
-        source="models.yaml",
-        layers=e["layers"],
-        attention_heads=e["attention_heads"],
-        query_groups=e["query_groups"],
-        gdn_qk_heads=e.get("gdn_qk_heads"),
-        gdn_v_heads=e.get("gdn_v_heads"),
-        experts=e.get("experts") or 0,
-        gdn="gdn_qk_heads" in e or "gdn_v_heads" in e,
-        max_position_embeddings=e.get("max_position_embeddings"),
+        vision=e.get("vision_config"),
         rope_scaling=e.get("rope_scaling"),
         rope_known="rope_scaling" in e,
+    )
+
+
+def _shape(c: dict, name: str, source: str, qk_norm: bool, vision, rope_scaling, rope_known: bool) -> Shape:
+    """The Shape of a model's config.json-named numbers `c` (a config.json's, or the table's)."""
+
+    def num(*names):
+        for n in names:
+            v = int_or_none(c.get(n))
+            if v is not None:
+                return v
+        return None
+
+    heads = num("num_attention_heads")
+    experts = num("num_experts", "n_routed_experts", "num_local_experts") or 0
+    gdn_qk, gdn_v = num("linear_num_key_heads"), num("linear_num_value_heads")
+    kinds = c.get("layer_types") or []
+    gdn = gdn_qk is not None or gdn_v is not None or "linear_attention" in kinds
+    c = {**c, "num_experts": experts}
+    if gdn and not isinstance(c.get("full_attention_interval"), int):
+        full = [i for i, k in enumerate(kinds) if k == "full_attention"]
+        if full and all((i + 1) % (full[0] + 1) == 0 for i in full) and len(full) == len(kinds) // (full[0] + 1):
+            c["full_attention_interval"] = full[0] + 1
+    arch, missing = _arch(c, qk_norm=qk_norm, vision=vision, gdn=gdn)
+    return Shape(
+        name=name,
+        source=source,
+        layers=num("num_hidden_layers", "num_layers"),
+        attention_heads=heads,
+        query_groups=num("num_key_value_heads") or heads,
+        gdn_qk_heads=gdn_qk,
+        gdn_v_heads=gdn_v,
+        experts=experts,
+        gdn=gdn,
+        max_position_embeddings=num("max_position_embeddings"),
+        rope_scaling=rope_scaling,
+        rope_known=rope_known,
         arch=arch,
         missing=missing,
     )
@@ -249,50 +256,17 @@ def shape_from_config(directory: str) -> Shape:
         raise ModelConfigError(f"{path}: not a JSON object")
     text = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else cfg
     merged = {**cfg, **text}  # the text model's numbers, the wrapper's where it has none
-
-    def num(*names):
-        for n in names:
-            v = int_or_none(merged.get(n))
-            if v is not None:
-                return v
-        return None
-
-    heads = num("num_attention_heads")
-    experts = num("num_experts", "n_routed_experts", "num_local_experts") or 0
-    gdn_qk, gdn_v = num("linear_num_key_heads"), num("linear_num_value_heads")
-    gdn = gdn_qk is not None or gdn_v is not None or "linear_attention" in (text.get("layer_types") or [])
-    layers, max_positions = num("num_hidden_layers", "num_layers"), num("max_position_embeddings")
-    merged["num_experts"] = experts
     if merged.get("tie_word_embeddings") is None and cfg.get("tie_word_embeddings") is not None:
         merged["tie_word_embeddings"] = cfg["tie_word_embeddings"]
-    if gdn and not isinstance(merged.get("full_attention_interval"), int):
-        kinds = text.get("layer_types") or []
-        full = [i for i, k in enumerate(kinds) if k == "full_attention"]
-        if full and all((i + 1) % (full[0] + 1) == 0 for i in full) and len(full) == len(kinds) // (full[0] + 1):
-            merged["full_attention_interval"] = full[0] + 1
     model_type = str(text.get("model_type", cfg.get("model_type", "")))
-    arch, missing = _arch(
+    return _shape(
         merged,
+        model_for(directory) or os.path.basename(os.path.normpath(directory)),
+        path,
         qk_norm=model_type.startswith("qwen3"),  # the Qwen3 family normalizes q and k per head
         vision=cfg.get("vision_config"),
-        gdn=gdn,
-    )
-    name = model_for(directory)
-    return Shape(
-        name=name or os.path.basename(os.path.normpath(directory)),
-        source=path,
-        layers=layers,
-        attention_heads=heads,
-        query_groups=num("num_key_value_heads") or heads,
-        gdn_qk_heads=gdn_qk,
-        gdn_v_heads=gdn_v,
-        experts=experts,
-        gdn=gdn,
-        max_position_embeddings=max_positions,
         rope_scaling=_rope_scaling(text, cfg),
         rope_known=True,
-        arch=arch,
-        missing=missing,
     )
 
 
