@@ -17,10 +17,12 @@ Tolerances:
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import memory_by_hand as by_hand
 import pytest
+from conftest import ROOT
 from conftest import run_cli as run
 
 from verl_preflight import memory as mem
@@ -534,3 +536,103 @@ def test_trainer_state_left_on_the_device_during_the_rollout_is_shown_not_report
     assert re.search(r"0.66 x 80 GB: ([\d.]+) GB of 80 GB", line).group(1) == f"{52.8 + 52.8:.1f}"
     code, out, _ = run(capsys, "--format", "json", *argv, script)
     assert [f for f in json.loads(out)["findings"] if f["rule"] == "memory-estimate"] == []
+
+
+# --------------------------------------------------------------------------
+# max_model_len: the estimate reads it where the sequence-length rule does (verl's own code)
+# --------------------------------------------------------------------------
+WHEELS = os.path.join(ROOT, ".venv", "wheels")
+Q30 = """\
+#!/usr/bin/env bash
+python3 -m verl.trainer.main_ppo --config-name=ppo_megatron_trainer algorithm.adv_estimator=grpo \\
+    data.train_batch_size=64 data.max_prompt_length=1024 data.max_response_length=2048 \\
+    actor_rollout_ref.model.path=Qwen/Qwen3-30B-A3B actor_rollout_ref.actor.ppo_mini_batch_size=16 \\
+    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 \\
+    actor_rollout_ref.actor.megatron.tensor_model_parallel_size=4 actor_rollout_ref.actor.megatron.expert_model_parallel_size=4 \\
+    actor_rollout_ref.rollout.name=vllm actor_rollout_ref.rollout.tensor_model_parallel_size=4 \\
+    actor_rollout_ref.rollout.gpu_memory_utilization=0.6 actor_rollout_ref.rollout.max_model_len=4096 \\
+    trainer.nnodes=1 trainer.n_gpus_per_node=8 "$@"
+"""
+
+
+@pytest.mark.parametrize(
+    ("verl", "args", "length", "source", "replaced"),
+    [
+        # v0.7.0 vllm_async_server.py:198: always the model's max_position_embeddings (Qwen3-30B-A3B: 40960)
+        ("0.7.0", "", 40960, "the model's max_position_embeddings", "the model's max_position_embeddings"),
+        # 0.6.1's async server (vllm_async_server.py:155): prompt + response, whatever is set
+        ("0.6.1", "actor_rollout_ref.rollout.mode=async", 3072, "prompt + response", "prompt + response"),
+        # 0.6.1's sync rollout (its default; vllm_rollout_spmd.py:195): rollout.max_model_len as set
+        ("0.6.1", "", 4096, "rollout.max_model_len", None),
+        # engine_kwargs go to vLLM after verl's own arguments (v0.7.0 vllm_async_server.py:315)
+        ("0.7.0", "actor_rollout_ref.rollout.engine_kwargs.vllm.max_model_len=8192", 8192,
+         "engine_kwargs.vllm.max_model_len", "the model's max_position_embeddings"),
+    ],
+)
+def test_the_estimate_and_sequence_length_agree_on_max_model_len(
+    tmp_path, capsys, monkeypatch, verl, args, length, source, replaced
+):
+    if not os.path.isfile(os.path.join(WHEELS, f"verl-{verl}-py3-none-any.whl")):
+        pytest.skip("make has not downloaded the verl wheels")
+    monkeypatch.setenv("VERL_PREFLIGHT_WHEELS", WHEELS)
+    path = tmp_path / "q30.sh"
+    path.write_text(Q30)
+    argv = ["--no-cache", "--verl", verl, "--args", args, str(path)]
+    code, out, _ = run(capsys, "render", *argv)
+    assert code == 0, out
+    line = next(x for x in out.splitlines() if "rollout: weights" in x)
+    assert f"KV cache for one {length}-token sequence" in line and f"(max_model_len: {source})" in line, line
+    code, out, _ = run(capsys, "--format", "json", *argv)
+    said = [f["message"] for f in json.loads(out)["findings"] if f["rule"] == "sequence-length"]
+    if replaced is None:
+        assert said == []
+    else:
+        assert [m.split(" (")[0] for m in said] == [f"verl {verl} replaces rollout.max_model_len with {replaced}"], said
+
+
+def test_verl_replacing_max_model_len_is_said_of_a_model_not_known_here(tmp_path, capsys, monkeypatch):
+    """An unknown model: v0.7.0 still replaces rollout.max_model_len with its max_position_embeddings
+    (read from verl's assignment, not from the model's value, which is not known here)."""
+    if not os.path.isfile(os.path.join(WHEELS, "verl-0.7.0-py3-none-any.whl")):
+        pytest.skip("make has not downloaded the verl wheels")
+    monkeypatch.setenv("VERL_PREFLIGHT_WHEELS", WHEELS)
+    path = tmp_path / "other.sh"
+    path.write_text(Q30.replace("Qwen/Qwen3-30B-A3B", "Org/Some-Model-7B"))
+    code, out, _ = run(capsys, "--format", "json", "--no-cache", "--verl", "0.7.0", str(path))
+    said = [f["message"] for f in json.loads(out)["findings"] if f["rule"] == "sequence-length"]
+    assert [m.split(" (")[0] for m in said] == [
+        "verl 0.7.0 replaces rollout.max_model_len with the model's max_position_embeddings"
+    ], said
+
+
+def test_no_rollout_estimate_where_verl_refuses_the_rollout(capsys, monkeypatch):
+    """verl 0.6.1's sync rollout refuses max_num_batched_tokens below max_model_len with chunked
+    prefill on (vllm_rollout_spmd.py:198), before it builds vLLM's arguments: the estimate says
+    so (the sequence-length rule reports the error) rather than size a rollout that never starts."""
+    if not os.path.isfile(os.path.join(WHEELS, "verl-0.6.1-py3-none-any.whl")):
+        pytest.skip("make has not downloaded the verl wheels")
+    monkeypatch.setenv("VERL_PREFLIGHT_WHEELS", WHEELS)
+    script = "examples/ascend_extras/grpo_trainer/run_qwen3_235b_256k_megatron.sh"
+    code, out, _ = run(capsys, "render", "--no-cache", "--verl", "0.6.1", script)
+    assert code == 0 and "rollout: weights" not in out
+    assert (
+        "not estimated: rollout: max_model_len not known (verl refuses the vLLM rollout at start, "
+        "workers/rollout/vllm_rollout/vllm_rollout_spmd.py:198)" in out
+    ), out
+
+
+def test_a_max_model_len_that_is_the_models_unknown_length_says_so(tmp_path, capsys):
+    """Qwen3-30B-A3B's 2507 checkpoints: their max_position_embeddings is not in the table, and
+    verl (0.9.1 vllm_async_server.py:1105) hands vLLM just that when max_model_len is not set."""
+    path = tmp_path / "q30_2507.sh"
+    path.write_text(
+        Q30.replace("Qwen/Qwen3-30B-A3B", "Qwen/Qwen3-30B-A3B-Instruct-2507").replace(
+            " actor_rollout_ref.rollout.max_model_len=4096", ""
+        )
+    )
+    code, out, _ = run(capsys, "render", "--no-cache", str(path))
+    assert code == 0 and "rollout: weights" not in out
+    assert (
+        "not estimated: rollout: max_model_len is the model's max_position_embeddings, not known here "
+        "(--model-config DIR gives its config.json)" in out
+    ), out

@@ -20,10 +20,12 @@ launch's keys are read into its inputs (`estimate`), for the memory-estimate rul
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import os
-from dataclasses import dataclass, field
+import weakref
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from . import memory as mem
@@ -392,8 +394,8 @@ class Batches:
 
     train_batch: int | None = None  # data.train_batch_size
     n: int = 1  # rollout.n
-    prompt: int | None = None  # data.max_prompt_length
-    response: int | None = None  # data.max_response_length
+    prompt: int | None = None  # rollout.prompt_length (data.max_prompt_length by default)
+    response: int | None = None  # rollout.response_length (data.max_response_length by default)
     mini: int | None = None  # actor.ppo_mini_batch_size
     micro: int | None = None  # actor.ppo_micro_batch_size_per_gpu
     dynamic: bool = False  # actor.use_dynamic_bsz
@@ -404,7 +406,7 @@ class Batches:
         None,
     )  # rollout.log_prob_{micro_batch_size_per_gpu,use_dynamic_bsz,max_token_len_per_gpu}
     ref_logprob: tuple = (None, False, None)  # ref.log_prob_*
-    max_model_len: int | None = None
+    max_model_len: int | None = None  # rollout_max_model_len
     max_model_len_from: str = ""
     max_num_seqs: int | None = None
     param_offload: bool = False  # actor.megatron.param_offload
@@ -502,7 +504,12 @@ def estimate(lay) -> MemoryReport | None:
             out.forward.append(("ref log-prob", mem.forward_stages(arch, ref, *t)))
     if lay.rollout_tp:
         if b.max_model_len is None:
-            out.notes.append("rollout: max_model_len not known statically")
+            why = b.max_model_len_from
+            if why == MODEL_LEN:
+                note = f"max_model_len is {why}, not known here (--model-config DIR gives its config.json)"
+            else:
+                note = f"max_model_len not known ({why})" if why else "max_model_len not known statically"
+            out.notes.append(f"rollout: {note}")
         else:
             groups = max((lay.world or lay.rollout_tp) // lay.rollout_tp, 1)
             rows = (b.train_batch or 0) * b.n
@@ -673,12 +680,8 @@ def _flag(view, key: str, default: bool = False) -> bool:
 
 
 def batches(view, shape: Shape | None) -> Batches:
-    """The sizes the memory model reads. max_model_len as the rollout server gets it: the
-    engine's own engine_kwargs.<name>.max_model_len, else rollout.max_model_len, else (verl 0.7 on)
-    the model's max_position_embeddings (0.9.1 workers/rollout/vllm_rollout/vllm_async_server.py:1103-1105,
-    sglang_rollout/async_sglang_server.py:167-168), or (verl 0.4) prompt + response."""
-    from .target import version_tuple
-
+    """The sizes the memory model reads; max_model_len as the rollout engine gets it
+    (rollout_max_model_len)."""
     actor, rollout, ref = f"{ARF}.actor.", f"{ARF}.rollout.", f"{ARF}.ref."
 
     def logprob(section: str) -> tuple:
@@ -688,21 +691,8 @@ def batches(view, shape: Shape | None) -> Batches:
             _int(view, section + "log_prob_max_token_len_per_gpu"),
         )
 
-    prompt, response = _int(view, "data.max_prompt_length"), _int(view, "data.max_response_length")
-    name = view.value(rollout + "name")
-    own = _int(view, f"{rollout}engine_kwargs.{name}.max_model_len") if isinstance(name, str) else None
-    given = _int(view, rollout + "max_model_len")
-    version = view.target.verl.verl_version if view.target is not None else None
-    if own:
-        length, where = own, f"engine_kwargs.{name}.max_model_len"
-    elif given:
-        length, where = given, "rollout.max_model_len"
-    elif version and version_tuple(version) < (0, 7):
-        length, where = (prompt + response if prompt and response else None), "prompt + response"
-    elif shape is not None and shape.max_position_embeddings:
-        length, where = shape.max_position_embeddings, "the model's max_position_embeddings"
-    else:
-        length, where = None, ""
+    prompt, response = (_positive(rollout_length(view, *keys)) for keys in LENGTHS)
+    length = rollout_max_model_len(view, shape)
     return Batches(
         train_batch=_int(view, "data.train_batch_size"),
         n=_int(view, rollout + "n") or 1,
@@ -714,8 +704,8 @@ def batches(view, shape: Shape | None) -> Batches:
         max_tokens=_int(view, actor + "ppo_max_token_len_per_gpu"),
         actor_logprob=logprob(rollout),
         ref_logprob=logprob(ref),
-        max_model_len=length,
-        max_model_len_from=where,
+        max_model_len=length.value,
+        max_model_len_from=length.source,
         max_num_seqs=_int(view, rollout + "max_num_seqs"),
         param_offload=_flag(view, actor + "megatron.param_offload"),
         optimizer_offload=_flag(view, actor + "megatron.optimizer_offload"),
@@ -723,6 +713,150 @@ def batches(view, shape: Shape | None) -> Batches:
         distributed_optimizer=_flag(view, actor + "megatron.use_distributed_optimizer", True),
         lora=_lora(view),
     )
+
+
+def _positive(found) -> int | None:
+    return found[0] if found is not None and found[0] >= 1 else None
+
+
+# --------------------------------------------------------------------------
+# The rollout's lengths: prompt + response, and max_model_len as the engine gets it
+# --------------------------------------------------------------------------
+LENGTHS = (  # (the rollout's key, the data key it inherits by default)
+    (f"{ARF}.rollout.prompt_length", "data.max_prompt_length"),
+    (f"{ARF}.rollout.response_length", "data.max_response_length"),
+)
+MODEL_LEN = "the model's max_position_embeddings"
+PROMPT_RESPONSE = "prompt + response"
+VERL_OWN = "a value of verl's own"
+
+
+def rollout_length(view, key: str, fallback: str):
+    """(value, key it comes from) of a length: the rollout's, which inherits data's by default;
+    None when neither is known."""
+    for k in (key, fallback):
+        v = view.int_value(k)
+        if v is not None and (view.raw(k) is not None or view.setting(k) is not None):
+            return v, view.source_key(k)
+    return None
+
+
+@dataclass(frozen=True)
+class ModelLen:
+    """max_model_len as the launch's rollout engine gets it."""
+
+    value: int | None  # None: not known statically
+    source: str  # what gives it: "rollout.max_model_len", "engine_kwargs.<engine>.max_model_len",
+    # PROMPT_RESPONSE, MODEL_LEN or VERL_OWN; "" when not known
+    key: str | None = None  # the launch's key that gives it, when one does
+    rewrite: object = None  # sources.verl_lengths.Cite: where the launch's verl sets rollout.max_model_len itself
+    rewrite_to: str = ""  # what it sets it to there (MODEL_LEN, PROMPT_RESPONSE, VERL_OWN)
+    engine: object = None  # sources.verl_lengths.EngineArgs: verl's vLLM engine arguments, when its code was read
+
+
+_LENS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # view -> (shape, ModelLen): verl's code run once
+
+
+def rollout_max_model_len(view, shape: Shape | None) -> ModelLen:
+    """max_model_len as the launch's rollout engine gets it, for the memory estimate and the
+    sequence-length rule alike. vLLM: verl's own code that builds the engine arguments, run over
+    the launch and the model's shape (sources/verl_lengths.py vllm_engine_args: 0.9.1
+    vllm_async_server.py:1104-1105 the model's max_position_embeddings when none is set; v0.7.0 :198
+    always the model's; 0.6.1 :155 the async server's prompt + response; v0.4.1 and 0.6.1's sync
+    rollout vllm_rollout_spmd.py rollout.max_model_len or prompt + response), except that
+    engine_kwargs.vllm.max_model_len wins: verl hands engine_kwargs to vLLM after its own
+    arguments (0.9.1 vllm_async_server.py:349, v0.7.0 :315, 0.6.1 :237), which that reader does
+    not follow. Where verl's code is not read (SGLang, a config tree without verl's package), in
+    this order: engine_kwargs.<engine>.max_model_len, rollout.max_model_len, prompt + response
+    before verl 0.7, the model's max_position_embeddings (0.9.1 sglang_rollout/async_sglang_server.py:167-168)."""
+    kept = _LENS.get(view)
+    if kept is not None and kept[0] == shape:
+        return kept[1]
+    found = _model_len(view, shape)
+    _LENS[view] = (shape, found)
+    return found
+
+
+def _model_len(view, shape: Shape | None) -> ModelLen:
+    from .target import version_tuple
+
+    rollout = f"{ARF}.rollout."
+    name = view.value(rollout + "name")
+    own_key = f"{rollout}engine_kwargs.{name}.max_model_len" if isinstance(name, str) else None
+    own = _int(view, own_key) if own_key else None
+    own_len = ModelLen(own, f"engine_kwargs.{name}.max_model_len", own_key) if own else None
+    root, engine = _vllm_engine(view, shape) if name == "vllm" else (None, None)
+    if engine is not None:
+        if engine.failure is not None:  # the sequence-length rule reports it
+            return ModelLen(None, f"verl refuses the vLLM rollout at start, {engine.failure_at}", engine=engine)
+        rewrite = next((cite for key, _, cite in engine.rewrites if key == rollout + "max_model_len"), None)
+        to = _rewritten_to(root, rewrite) if rewrite is not None else ""
+        source, key = (to, None) if rewrite is not None else _engine_source(view, engine)
+        if own_len is not None:
+            return replace(own_len, rewrite=rewrite, rewrite_to=to, engine=engine)
+        return ModelLen(int_or_none(engine.values["max_model_len"].value), source, key, rewrite, to, engine)
+    if own_len is not None:
+        return own_len
+    given = _int(view, rollout + "max_model_len")
+    if given:
+        return ModelLen(given, "rollout.max_model_len", rollout + "max_model_len")
+    version = view.target.verl.verl_version if view.target is not None else None
+    if version and version_tuple(version) < (0, 7):
+        prompt, response = (_positive(rollout_length(view, *keys)) for keys in LENGTHS)
+        return ModelLen(prompt + response if prompt and response else None, PROMPT_RESPONSE)
+    if shape is not None and shape.max_position_embeddings:
+        return ModelLen(shape.max_position_embeddings, MODEL_LEN)
+    return ModelLen(None, "")
+
+
+def _engine_source(view, engine) -> tuple[str, str | None]:
+    """(what gives the max_model_len verl hands vLLM, the launch key when one does) where verl
+    does not set it itself: from the keys the value was computed from."""
+    key = f"{ARF}.rollout.max_model_len"
+    keys = set(engine.values["max_model_len"].keys)
+    if key in keys and view.value(key) is not None:
+        return "rollout.max_model_len", key
+    if keys & {k for pair in LENGTHS for k in pair}:
+        return PROMPT_RESPONSE, None
+    return "", None
+
+
+def _rewritten_to(root: str, cite) -> str:
+    """What verl's own assignment of rollout.max_model_len at `cite` reads: the model's
+    max_position_embeddings (v0.7.0 vllm_async_server.py:198, 0.9.1 :1105) or prompt + response
+    (0.6.1 :155); else VERL_OWN."""
+    from .sources._pyast import parse_file
+
+    tree = parse_file(os.path.join(root, cite.path))
+    names: set = set()
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.lineno == cite.line and node.value is not None:
+            for n in ast.walk(node.value):
+                if isinstance(n, ast.Name | ast.Attribute):
+                    names.add(n.id if isinstance(n, ast.Name) else n.attr)
+            break
+    if any("max_position_embeddings" in n for n in names):
+        return MODEL_LEN
+    if names & {"prompt_length", "response_length"}:
+        return PROMPT_RESPONSE
+    return VERL_OWN
+
+
+def _vllm_engine(view, shape: Shape | None):
+    """(verl's package, its vLLM engine arguments for the launch: sources/verl_lengths.py
+    vllm_engine_args) over the model's max_position_embeddings and rope_scaling where the shape
+    states them; None for the arguments when the launch's verl package is not readable or has
+    no code that builds the engine."""
+    from .sources import find_verl_root
+    from .sources.verl_lengths import hf_config, vllm_engine_args
+
+    source = view.source
+    root = (source.package_root or find_verl_root(source.path)) if source is not None else None
+    if root is None:
+        return None, None
+    known = shape is not None and shape.max_position_embeddings is not None and shape.rope_known
+    hf = hf_config(shape.max_position_embeddings if known else None, shape.rope_scaling if known else None, known)
+    return root, vllm_engine_args(view, root, hf, view.value(f"{ARF}.rollout.mode") == "sync")
 
 
 def _lora(view) -> bool | None:

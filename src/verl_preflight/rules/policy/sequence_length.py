@@ -36,7 +36,7 @@ Decided by the code of the launch's verl, read from its tree (sources/verl_lengt
 from __future__ import annotations
 
 from ... import layout as lay
-from ...sources.verl_lengths import MODEL_KEY, UNKNOWN, hf_config, token_budget, vllm_engine_args
+from ...sources.verl_lengths import MODEL_KEY, token_budget
 from ...sources.verl_batches import ulysses_size
 from .. import Rule
 from .config_field import _package_root
@@ -109,14 +109,13 @@ class SequenceLength(Rule):
         if root is None:
             return []
         version = getattr(view.source, "verl_version", None) or "(version not known)"
-        prompt = _length(view, f"{ROLLOUT}.prompt_length", "data.max_prompt_length")
-        response = _length(view, f"{ROLLOUT}.response_length", "data.max_response_length")
+        prompt, response = (lay.rollout_length(view, *keys) for keys in lay.LENGTHS)
         if prompt is None or response is None:
             return []
         out = []
         self._budgets(view, root, version, prompt, response, out)
         if view.value(f"{ROLLOUT}.name") == "vllm":
-            self._vllm(view, ctx, root, version, prompt, response, out)
+            self._vllm(view, ctx, version, prompt, response, out)
         return out
 
     # ---- dynamic batch size ------------------------------------------------------
@@ -168,7 +167,7 @@ class SequenceLength(Rule):
 
     # ---- vLLM ----------------------------------------------------------------------
 
-    def _vllm(self, view, ctx, root, version, prompt, response, out) -> None:
+    def _vllm(self, view, ctx, version, prompt, response, out) -> None:
         try:
             shape = lay.model_shape(view, ctx)
         except lay.ModelConfigError:
@@ -176,8 +175,8 @@ class SequenceLength(Rule):
         known = shape is not None and shape.max_position_embeddings is not None and shape.rope_known
         mpe = shape.max_position_embeddings if known else None
         rope = shape.rope_scaling if known else None
-        sync = view.value(f"{ROLLOUT}.mode") == "sync"
-        engine = vllm_engine_args(view, root, hf_config(mpe, rope, known), sync)
+        length = lay.rollout_max_model_len(view, shape)  # verl's own engine arguments, as the memory estimate's
+        engine = length.engine
         if engine is None:
             return
         total = prompt[0] + response[0]
@@ -193,23 +192,26 @@ class SequenceLength(Rule):
             )
             out.append(self.finding(view.where(key), text, key))
             return
-        mml, tokens, chunked = (
-            engine.values[k].value for k in ("max_model_len", "max_num_batched_tokens", "enable_chunked_prefill")
-        )
-        mml_from = _rewrite(engine, "max_model_len")
+        tokens, chunked = (engine.values[k].value for k in ("max_num_batched_tokens", "enable_chunked_prefill"))
+        mml = length.value
         raised = _rewrite(engine, "max_num_batched_tokens")
         mml_key = f"{ROLLOUT}.max_model_len"
-        if mml_from is not None and view.setting(mml_key) is not None and view.value(mml_key) is not None:
+        if length.rewrite is not None and view.setting(mml_key) is not None and view.value(mml_key) is not None:
             text = (
-                f"verl {version} replaces rollout.max_model_len with the model's max_position_embeddings "
-                f"({mml_from[1]}): this setting does nothing"
+                f"verl {version} replaces rollout.max_model_len with {length.rewrite_to} ({length.rewrite}): "
+                "this setting does nothing"
             )
             out.append(self.finding(view.where(mml_key), text, mml_key, at_most="warning"))
+        # what verl set it to itself, for the messages below; the key that sets it, where one does
+        by_verl = length.rewrite if length.key is None else None
+        whose = "the model's" if length.source == lay.MODEL_LEN else length.source
+        how = f" ({whose}, set by verl {version} at {by_verl})" if by_verl is not None else ""
+        mml_at = length.key or mml_key
         # vLLM: max_model_len above the model's own length
         derived = _derived_max_len(mpe, rope) if known else None
         allowed = str(view.exported("VLLM_ALLOW_LONG_MAX_MODEL_LEN") or "").lower() in ("1", "true")
         if isinstance(mml, int) and derived is not None and mml > derived and not allowed:
-            where = mml_key if view.setting(mml_key) is not None else _length_key(view, prompt, response)
+            where = mml_at if view.setting(mml_at) is not None else _length_key(view, prompt, response)
             text = (
                 f"vLLM refuses max_model_len {mml} above the model's length {derived} [{model}"
                 f"{', rope scaling' if rope else ''}] when the rollout starts (ValueError; verl {version} passes it at "
@@ -232,37 +234,26 @@ class SequenceLength(Rule):
             tokens_key = f"{ROLLOUT}.max_num_batched_tokens"
             where = tokens_key if view.setting(tokens_key) is not None else switch
             if isinstance(mml, int) and tokens < mml:
-                how = f" (the model's, set by verl {version} at {mml_from[1]})" if mml_from else ""
                 text = (
                     f"with chunked prefill off vLLM refuses max_num_batched_tokens {tokens} < max_model_len {mml}{how} "
                     f"when the rollout starts (ValueError); set it >= {mml} or enable chunked prefill"
                 )
                 out.append(self.finding(view.where(where), text, tokens_key))
-            elif mml is UNKNOWN and mml_from is not None:
+            elif mml is None and by_verl is not None:
                 text = (
                     f"with chunked prefill off vLLM refuses max_num_batched_tokens {tokens} below max_model_len, which "
-                    f"verl {version} sets to the model's max_position_embeddings ({mml_from[1]}), unknown here "
+                    f"verl {version} sets to {length.source} ({by_verl}), unknown here "
                     "(--model-config DIR); raise it or set max_model_len"
                 )
                 out.append(self.finding(view.where(where), text, tokens_key, at_most="warning"))
         # responses cut at max_model_len
         if isinstance(mml, int) and mml < total:
-            how = f" (the model's, set by verl {version} at {mml_from[1]})" if mml_from else ""
-            where = mml_key if view.setting(mml_key) is not None else _length_key(view, prompt, response)
+            where = mml_at if view.setting(mml_at) is not None else _length_key(view, prompt, response)
             text = (
                 f"vLLM's max_model_len {mml}{how} < prompt + response {total}: generation stops at {mml} tokens, "
                 "so long responses are cut short of data.max_response_length"
             )
             out.append(self.finding(view.where(where), text, where, at_most="warning"))
-
-
-def _length(view, key: str, fallback: str):
-    """(value, key it comes from) of a length: the rollout's, which inherits data's by default."""
-    for k in (key, fallback):
-        v = view.int_value(k)
-        if v is not None and (view.raw(k) is not None or view.setting(k) is not None):
-            return v, view.source_key(k)
-    return None
 
 
 def _length_key(view, prompt, response) -> str:
