@@ -91,6 +91,17 @@ def test_a_match_past_its_bound_is_unknown_and_said():
     assert all(o.status == "incomplete" and any("for one match" in m for m in stops(o)) for o in outcomes)
 
 
+def test_a_bound_passed_before_a_command_runs_is_said_on_every_path_after_it():
+    size = limits.MAX_VALUE_CHARS
+    pattern = "?" * (limits.MAX_MATCH_COST // size + 1)  # too costly against x: ${x//...} is unknown
+    text = f"case ${{x//{pattern}/b}} in a) probe A ;; b) probe B ;; *) probe C ;; esac\nprobe end\n"
+    outcomes, _ = run(doubled("x", size) + text)
+    assert sorted(o.launches[0] for o in outcomes) == [["A"], ["B"], ["C"]]  # an unknown subject: every arm
+    for o in outcomes:  # the subject was unknown on each of them, not only on the first arm's
+        assert o.status == "incomplete" and o.launches[1] == ["end"]
+        assert any("for one match" in m for m in stops(o))
+
+
 # ---- case 2: regular expressions never backtrack ---------------------------------------
 def test_a_regex_that_backtracks_exponentially_is_answered_exactly():
     outcome, allowance = only(

@@ -76,10 +76,21 @@ class ControlFlow:
         return kept
 
     def exec(self, node, st: State, depth: int, in_cond: bool = False) -> list[State]:
-        results = self._exec(node, st, depth, in_cond)
+        """Run `node`; what went past a bound of one operation while it ran (and not in a node
+        inside it) is said on every path it ends in. What was pending when it started is its
+        parent's (`case ${x//p/r} in`: the subject's, before an arm runs), said on the parent's."""
         m = meter()
-        if m.events:  # what went past a bound of one operation: unknown, and said where
-            self.i.past_bounds(results, m.drain(), node)
+        outer = m.set_aside()
+        finished = False
+        try:
+            results = self._exec(node, st, depth, in_cond)
+            finished = True
+        finally:
+            own = m.restore(outer)
+            if not finished:  # going up as an exception: still pending, for an enclosing node to say
+                m.events.extend(own)
+        if own:
+            self.i.past_bounds(results, own, node)
         return results
 
     def _exec(self, node, st: State, depth: int, in_cond: bool) -> list[State]:
@@ -498,8 +509,7 @@ class Cases:
                             matched = True
                             break
                     except OverBound as past:  # too costly to match: this arm may or may not be taken
-                        meter().over(past.why, self.i.script.loc(p))
-                        self.i.past_bounds([st], meter().drain(), p)  # said on both ways
+                        meter().over(past.why, self.i.script.loc(p))  # said on both ways, by exec
                         undecided = True
                     continue
                 if rx is not None and rx.matches_all:

@@ -99,9 +99,16 @@ class Meter:
             self.events.append((why, loc))
         return PAST_BOUND
 
-    def drain(self) -> list[tuple[str, object]]:
+    def set_aside(self) -> list[tuple[str, object]]:
+        """The events pending now (an enclosing node's), put aside while a node runs."""
         events, self.events = self.events, []
         return events
+
+    def restore(self, outer: list[tuple[str, object]]) -> list[tuple[str, object]]:
+        """A node ended: the events it raised (returned, for its paths), and the pending ones of
+        the enclosing node back in place."""
+        own, self.events = self.events, outer
+        return own
 
 
 _IDLE = Meter()
