@@ -1,8 +1,9 @@
 """Bash patterns (`case`, `[[ == ]]`, `${X#pat}`, `${X//pat/rep}`) matched in time linear in the text.
 
 A pattern is a sequence of one-character matchers (a literal, `?`, a bracket expression) and
-`*`. Cut at its stars it is segments of a fixed width: `head*mid1*mid2*tail`. Each segment is
-a regular expression with no quantifier (it cannot backtrack), and the stars are resolved by
+`*`. Cut at its stars it is segments of a fixed width: `head*mid1*mid2*tail`. A segment of
+literal characters only (quoted text, most patterns' parts) is matched as text (str.find);
+any other is a regular expression with no quantifier (it cannot backtrack). The stars are resolved by
 placing the segments greedily: every middle segment at its leftmost place after the one before
 it (which leaves the most room to the rest), the tail at the end, or at its leftmost (shortest
 match) or rightmost (longest match) place. So a match costs a few searches of fixed-width
@@ -21,25 +22,47 @@ from dataclasses import dataclass
 
 from .limits import MAX_MATCH_COST, MAX_VALUE_CHARS, OverBound, meter, value_too_long
 
-STAR = None  # the `*` atom in an atom list; any other atom is the regex text of one character
+STAR = None  # the `*` atom in an atom list
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
+class Chars:
+    """An atom that is not one literal character: `?`, a bracket expression (its regex text)."""
+
+    rx: str
+
+
+ANY = Chars(".")  # `?`
+# an atom list: STAR, a Chars, or any other atom: one literal character (a str of length 1)
+
+
+def _regex_text(atoms) -> str:
+    return "".join(a.rx if type(a) is Chars else re.escape(a) for a in atoms)
+
+
 class _Segment:
-    """Fixed-width atoms between two stars."""
+    """Fixed-width atoms between two stars: literal text, or a regular expression."""
 
-    rx: re.Pattern
-    reverse: re.Pattern  # the atoms in reverse order (to search the reversed text)
-    width: int
+    __slots__ = ("width", "literal", "rx", "reverse")
+
+    def __init__(self, atoms: list):
+        self.width = len(atoms)
+        self.literal = "".join(atoms) if all(type(a) is str for a in atoms) else None
+        if self.literal is None:
+            self.rx = re.compile(_regex_text(atoms), re.DOTALL)
+            self.reverse = re.compile(_regex_text(reversed(atoms)), re.DOTALL)  # to search the reversed text
 
     @staticmethod
-    def of(atoms: list[str]) -> _Segment:
-        forward, backward = "".join(atoms), "".join(reversed(atoms))
-        return _Segment(re.compile(forward, re.DOTALL), re.compile(backward, re.DOTALL), len(atoms))
+    def of(atoms: list) -> _Segment:
+        return _Segment(atoms)
 
     def at(self, text: str, pos: int, end: int) -> bool:
         """It matches text[pos : pos + width], within text[:end]."""
-        return pos + self.width <= end and (not self.width or self.rx.match(text, pos, end) is not None)
+        if pos + self.width > end:
+            return False
+        if self.literal is not None:
+            return text.startswith(self.literal, pos, end)
+        return self.rx.match(text, pos, end) is not None
 
     def find(self, text: str, lo: int, hi: int) -> int | None:
         """Its leftmost place p in [lo, hi - width]."""
@@ -47,6 +70,9 @@ class _Segment:
             return None
         if not self.width:
             return lo
+        if self.literal is not None:
+            p = text.find(self.literal, lo, hi)
+            return p if p >= 0 else None
         m = self.rx.search(text, lo, hi)
         return m.start() if m is not None else None
 
@@ -56,6 +82,9 @@ class _Segment:
             return None
         if not self.width:
             return hi
+        if self.literal is not None:
+            p = text.rfind(self.literal, lo, hi)
+            return p if p >= 0 else None
         n = len(text)
         m = self.reverse.search(rev, n - hi, n - lo)
         return n - m.start() - self.width if m is not None else None
@@ -172,11 +201,17 @@ class Glob:
             if not self.head.width:
                 return text  # an empty pattern matches nothing to replace
             # a fixed-width pattern: its leftmost, non-overlapping matches, as bash takes them
-            count = 1 if op == "/" else 0
-            if len(repl) > self.head.width:  # the text grows: by how much, before it is built
-                found = 1 if count else self.head.rx.subn("", text)[1]
-                _bounded_size(len(text) + found * (len(repl) - self.head.width))
-            return self.head.rx.sub(lambda _m: repl, text, count=count)
+            count = 1 if op == "/" else -1
+            head = self.head
+            if len(repl) > head.width:  # the text grows: by how much, before it is built
+                if op == "/":
+                    found = 1
+                else:
+                    found = text.count(head.literal) if head.literal is not None else head.rx.subn("", text)[1]
+                _bounded_size(len(text) + found * (len(repl) - head.width))
+            if head.literal is not None:
+                return text.replace(head.literal, repl, count)
+            return head.rx.sub(lambda _m: repl, text, count=max(count, 0))
         # with a star: from the first place a match starts, the longest match there; no match
         # from that place means none from any later one (each later place leaves less room)
         out, i, n, rev = [], 0, len(text), []
@@ -209,21 +244,26 @@ def _bounded(text: str) -> str:
     return text
 
 
+_SPECIAL = re.compile(r"[\\*?\[]")
+
+
 def glob_atoms(text: str) -> list:
     """The atoms of an unquoted glob fragment (its `\\x`, `*`, `?`, `[...]` read as bash does)."""
+    if _SPECIAL.search(text) is None:
+        return list(text)
     out: list = []
     i = 0
     n = len(text)
     while i < n:
         ch = text[i]
         if ch == "\\" and i + 1 < n:
-            out.append(re.escape(text[i + 1]))
+            out.append(text[i + 1])
             i += 2
             continue
         if ch == "*":
             out.append(STAR)
         elif ch == "?":
-            out.append(".")
+            out.append(ANY)
         elif ch == "[":
             j = i + 1
             if j < n and text[j] in "!^":
@@ -233,20 +273,20 @@ def glob_atoms(text: str) -> list:
             while j < n and text[j] != "]":
                 j += 1
             if j >= n:
-                out.append(re.escape(ch))
+                out.append(ch)
             else:
                 body = text[i + 1 : j]
                 negate = body[:1] in ("!", "^")
                 if negate:
                     body = body[1:]
                 body = body.replace("\\", "\\\\")
-                out.append("[" + ("^" if negate else "") + body + "]")
+                out.append(Chars("[" + ("^" if negate else "") + body + "]"))
                 i = j
         else:
-            out.append(re.escape(ch))
+            out.append(ch)
         i += 1
     return out
 
 
 def literal_atoms(text: str) -> list:
-    return [re.escape(ch) for ch in text]
+    return list(text)
