@@ -102,6 +102,34 @@ def test_a_bound_passed_before_a_command_runs_is_said_on_every_path_after_it():
         assert any("for one match" in m for m in stops(o))
 
 
+def test_building_a_pattern_is_counted_and_bounded_before_it_is_done():
+    read = limits.MAX_MATCH_COST // limits.PATTERN_WORK  # unquoted characters Python code reads, at most
+    outcomes, allowance = run(doubled("x", 2 * read) + "x=$x?\ncase a in $x) probe arm ;; *) probe other ;; esac\n")
+    assert sorted(o.launches for o in outcomes) == [[["arm"]], [["other"]]]  # unknown: both ways
+    assert all(any("building a pattern of" in m for m in stops(o)) for o in outcomes)
+    assert allowance.work < limits.MAX_MATCH_COST  # refused before it was read
+    # a quoted part next to a `?`: one segment, compiled into a regular expression, refused before
+    outcomes, allowance = run(doubled("x", read) + '[[ a == "$x"? ]] && probe yes\nprobe end\n')
+    assert sorted(len(o.launches) for o in outcomes) == [1, 2]
+    assert all(any("building a pattern of" in m for m in stops(o)) for o in outcomes)
+    assert allowance.work < limits.MAX_MATCH_COST
+
+
+def test_a_pattern_is_built_once_when_short_and_each_time_when_long(monkeypatch):
+    from verl_preflight.shell import glob
+
+    built = []
+    real = glob._built
+    monkeypatch.setattr(glob, "_built", lambda parts, size: built.append(size) or real(parts, size))
+    outcome, _ = only('for i in 1 22 x3; do case $i in [0-9]*) probe "$i" ;; esac; done\n')
+    assert outcome.launches == [["1"], ["22"]] and built == [6]  # one pattern, read and compiled once
+    built.clear()
+    size = 2 * limits.BUILT_ONCE
+    outcome, allowance = only(doubled("x", size) + 'for i in 1 2 3; do [[ a == "$x" ]] || probe $i; done\n')
+    assert outcome.launches == [["1"], ["2"], ["3"]] and built == [size] * 3  # never kept: built each time
+    assert allowance.work >= 3 * size  # and each time counted
+
+
 # ---- case 2: regular expressions never backtrack ---------------------------------------
 def test_a_regex_that_backtracks_exponentially_is_answered_exactly():
     outcome, allowance = only(

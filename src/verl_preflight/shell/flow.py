@@ -502,15 +502,17 @@ class Cases:
             matched = undecided = False
             maybe = []
             for p in patterns:
-                rx = self.i.expander.expand_pattern(p, st)
+                try:
+                    rx = self.i.expander.expand_pattern(p, st)
+                    hit = subject.known and rx is not None and rx.fullmatch(subject.value)
+                except OverBound as past:  # too costly to build or to match: the arm may or may not be taken
+                    meter().over(past.why, self.i.script.loc(p))  # said on both ways, by exec
+                    undecided = True
+                    continue
+                if hit:
+                    matched = True
+                    break
                 if subject.known and rx is not None:
-                    try:
-                        if rx.fullmatch(subject.value):
-                            matched = True
-                            break
-                    except OverBound as past:  # too costly to match: this arm may or may not be taken
-                        meter().over(past.why, self.i.script.loc(p))  # said on both ways, by exec
-                        undecided = True
                     continue
                 if rx is not None and rx.matches_all:
                     matched = True

@@ -11,8 +11,8 @@ expressions, never the backtracking that `.*a.*a.*b` costs a regular expression 
 `${X//pat/rep}` is one pass (a pattern with a star matches at most once from a place on).
 
 The cost of an operation (text length x pattern length) is counted against the bound of one
-match and the script's work (limits.py); past the bound it raises OverBound (its result is
-unknown).
+match and the script's work (limits.py), and so is building the pattern, before it is built
+(`pattern`); past the bound it raises OverBound (its result is unknown).
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .limits import MAX_MATCH_COST, MAX_VALUE_CHARS, OverBound, meter, value_too_long
+from .limits import BUILT_ONCE, MAX_MATCH_COST, MAX_VALUE_CHARS, PATTERN_WORK, OverBound, meter, value_too_long
 
-STAR = None  # the `*` atom in an atom list
+STAR = None  # the `*` atom of glob_atoms
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,28 +33,45 @@ class Chars:
 
 
 ANY = Chars(".")  # `?`
-# an atom list: STAR, a Chars, or any other atom: one literal character (a str of length 1)
+# A pattern is read into cuts (the text between two stars), each a list of runs: literal text
+# (a str, of any length) or a Chars. Quoted text is one run as it is, never read a character at
+# a time; unquoted text with a `\\`, `*`, `?` or `[` is read by glob_atoms.
 
 
-def _regex_text(atoms) -> str:
-    return "".join(a.rx if type(a) is Chars else re.escape(a) for a in atoms)
+def _width(runs: list) -> int:
+    return sum(len(r) if type(r) is str else 1 for r in runs)
+
+
+def _is_literal(runs: list) -> bool:
+    return all(type(r) is str for r in runs)
+
+
+def _regex_text(runs) -> str:
+    return "".join(r.rx if type(r) is Chars else re.escape(r) for r in runs)
+
+
+def _reversed_runs(runs: list) -> list:
+    return [r[::-1] if type(r) is str else r for r in reversed(runs)]
+
+
+def pattern_too_costly(size: int, cost: int) -> str:
+    return (
+        f"building a pattern of {size:,} characters costs {cost:,}, past the tool's bound of "
+        f"{MAX_MATCH_COST:,} for one match"
+    )
 
 
 class _Segment:
-    """Fixed-width atoms between two stars: literal text, or a regular expression."""
+    """Fixed-width runs between two stars: literal text, or a regular expression."""
 
     __slots__ = ("width", "literal", "rx", "reverse")
 
-    def __init__(self, atoms: list):
-        self.width = len(atoms)
-        self.literal = "".join(atoms) if all(type(a) is str for a in atoms) else None
+    def __init__(self, runs: list):
+        self.width = _width(runs)
+        self.literal = "".join(runs) if _is_literal(runs) else None
         if self.literal is None:
-            self.rx = re.compile(_regex_text(atoms), re.DOTALL)
-            self.reverse = re.compile(_regex_text(reversed(atoms)), re.DOTALL)  # to search the reversed text
-
-    @staticmethod
-    def of(atoms: list) -> _Segment:
-        return _Segment(atoms)
+            self.rx = re.compile(_regex_text(runs), re.DOTALL)
+            self.reverse = re.compile(_regex_text(_reversed_runs(runs)), re.DOTALL)  # to search the reversed text
 
     def at(self, text: str, pos: int, end: int) -> bool:
         """It matches text[pos : pos + width], within text[:end]."""
@@ -91,31 +108,31 @@ class _Segment:
 
 
 class Glob:
-    """One bash pattern, compiled. `atoms`: regex texts of one character each, STAR for `*`."""
+    """One bash pattern, compiled from its cuts (see above). Building it costs PATTERN_WORK for
+    each character compiled into a regular expression (counted, and bounded, before compiling)."""
 
-    def __init__(self, atoms: list):
-        self.size = len(atoms)
-        self.matches_all = atoms == [STAR]  # `*`: matches anything (also an unknown value)
-        self.starred = STAR in atoms
-        cuts: list[list[str]] = [[]]
-        for atom in atoms:
-            if atom is STAR:
-                if cuts[-1] or len(cuts) == 1:
-                    cuts.append([])
-            else:
-                cuts[-1].append(atom)
+    def __init__(self, cuts: list[list]):
+        widths = [_width(c) for c in cuts]
+        self.size = sum(widths) + len(cuts) - 1  # its atoms: characters, `?` and brackets, stars
+        self.matches_all = len(cuts) == 2 and not cuts[0] and not cuts[1]  # `*`: anything (an unknown value too)
+        self.starred = len(cuts) > 1
+        compiled = 2 * sum(w for c, w in zip(cuts, widths, strict=True) if not _is_literal(c))  # and reversed
+        cost = compiled * PATTERN_WORK
+        if cost > MAX_MATCH_COST:
+            raise OverBound(pattern_too_costly(self.size, cost))
+        meter().charge(cost)
         if len(cuts) == 1:
-            self.head, self.middles, self.tail = _Segment.of(cuts[0]), [], _Segment.of([])
+            self.head, self.middles, self.tail = _Segment(cuts[0]), [], _Segment([])
         else:
-            self.head, self.tail = _Segment.of(cuts[0]), _Segment.of(cuts[-1])
-            self.middles = [_Segment.of(c) for c in cuts[1:-1] if c]
-        self._atoms = atoms
+            self.head, self.tail = _Segment(cuts[0]), _Segment(cuts[-1])
+            self.middles = [_Segment(c) for c in cuts[1:-1] if c]
+        self._cuts = cuts
         self._reversed: Glob | None = None
 
     def reversed(self) -> Glob:
         """The pattern that matches the reversed texts (for suffixes)."""
         if self._reversed is None:
-            self._reversed = Glob(list(reversed(self._atoms)))
+            self._reversed = Glob([_reversed_runs(c) for c in reversed(self._cuts)])
         return self._reversed
 
     def _afford(self, text: str) -> None:
@@ -247,10 +264,44 @@ def _bounded(text: str) -> str:
 _SPECIAL = re.compile(r"[\\*?\[]")
 
 
+def pattern(parts) -> Glob:
+    """The pattern of `parts` ((text, quoted) pairs: quoted text is taken literally), built once
+    in an evaluation when it is at most BUILT_ONCE characters long (limits.Meter.built). Reading and compiling it is counted:
+    a character of unquoted text with a glob character is read by Python code (PATTERN_WORK),
+    any other is copied (one). Past the bound of one match it raises OverBound, before the
+    work is done; a bracket expression Python refuses gives None."""
+    parts = tuple(parts)
+    size = sum(len(t) for t, _ in parts)
+    return meter().built(("glob", parts), size <= BUILT_ONCE, lambda: _built(parts, size))
+
+
+def _built(parts, size: int):
+    read = sum(len(t) for t, quoted in parts if not quoted and _SPECIAL.search(t) is not None)
+    cost = size + read * PATTERN_WORK
+    if cost > MAX_MATCH_COST:
+        raise OverBound(pattern_too_costly(size, cost))
+    meter().charge(cost)
+    cuts: list[list] = [[]]
+    for text, quoted in parts:
+        if quoted or _SPECIAL.search(text) is None:
+            if text:
+                cuts[-1].append(text)
+            continue
+        for atom in glob_atoms(text):
+            if atom is STAR:
+                if cuts[-1] or len(cuts) == 1:
+                    cuts.append([])
+            else:
+                cuts[-1].append(atom)
+    try:
+        return Glob(cuts)
+    except re.error:
+        return None
+
+
 def glob_atoms(text: str) -> list:
-    """The atoms of an unquoted glob fragment (its `\\x`, `*`, `?`, `[...]` read as bash does)."""
-    if _SPECIAL.search(text) is None:
-        return list(text)
+    """The atoms of an unquoted glob fragment (its `\\x`, `*`, `?`, `[...]` read as bash does):
+    one character (a str), a Chars, or STAR."""
     out: list = []
     i = 0
     n = len(text)
@@ -286,7 +337,3 @@ def glob_atoms(text: str) -> list:
             out.append(ch)
         i += 1
     return out
-
-
-def literal_atoms(text: str) -> list:
-    return list(text)

@@ -9,8 +9,8 @@ two kinds of bound:
   profiles together. Past either, every path still running ends (the `budget` note).
 - bounds of one operation: a value longer than MAX_VALUE_CHARS, in more than MAX_PIECES
   parts, a list (an array, the words of a command) of more than MAX_ELEMENTS, a pattern
-  match that would cost more than MAX_MATCH_COST, a regular expression larger than
-  MAX_REGEX_STATES or a match of one past MAX_REGEX_STEPS. Past one, what the operation
+  whose building or match would cost more than MAX_MATCH_COST, a regular expression larger
+  than MAX_REGEX_STATES or a match of one past MAX_REGEX_STEPS. Past one, what the operation
   gives is unknown (a test on it can go either way), the path goes on, and it is reported
   as not followed to its end (an `incomplete` note that names the bound).
 
@@ -23,6 +23,7 @@ read it with `meter()`. Outside an evaluation it counts nothing and notes nothin
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -47,9 +48,17 @@ MAX_REGEX_STATES = 4096  # the size of one [[ =~ ]] regular expression, its {m,n
 MAX_REGEX_STEPS = 1 << 20  # one [[ =~ ]] match: (position, state) pairs visited
 
 # what WORK counts, in characters: a character joined or matched (in C) is one; an element of a
-# list made or copied, and a step of the regular expression automaton (in Python), cost more
+# list made or copied, a step of the regular expression automaton, a character of a pattern read
+# or compiled by Python code cost more (about what they take, 7 ns a unit)
 ELEMENT_WORK = 512
 REGEX_STEP_WORK = 64
+PATTERN_WORK = 256  # a glob character read from unquoted text, or compiled into a regular expression
+
+# a pattern (glob, regular expression) is built once in an evaluation, and its work counted once,
+# when it is kept: the last KEPT_PATTERNS of them are. A glob longer than BUILT_ONCE characters is
+# never kept (each costs its length)
+BUILT_ONCE = 4096
+KEPT_PATTERNS = 256
 
 
 class OverBound(Exception):
@@ -80,6 +89,9 @@ def is_past_bound(piece) -> bool:
     return piece == PAST_BOUND
 
 
+_NONE = object()
+
+
 class Meter:
     """What the operations of one evaluation cost (charged to the script's allowance) and the
     bounds they went past (`events`: (why, Loc or None), for the interpreter to note on the
@@ -88,6 +100,22 @@ class Meter:
     def __init__(self, allowance=None):
         self.allowance = allowance
         self.events: list[tuple[str, object]] = []
+        self._built: OrderedDict = OrderedDict()  # key -> a short pattern built in this evaluation
+
+    def built(self, key, keep: bool, build):
+        """What `build()` gives (a compiled pattern, or the failure it is; it charges its own
+        work): when `keep`, once in this evaluation (the same work counted on any machine, in
+        any process) and kept; else built each time."""
+        if not keep:
+            return build()
+        found = self._built.get(key, _NONE)
+        if found is _NONE:
+            found = self._built[key] = build()
+            if len(self._built) > KEPT_PATTERNS:
+                self._built.popitem(last=False)
+        else:
+            self._built.move_to_end(key)
+        return found
 
     def charge(self, units: int) -> None:
         if self.allowance is not None and units:

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 
 from ..values import Loc, Unknown
-from .glob import Glob, glob_atoms, literal_atoms
+from .glob import Glob, pattern
 from .limits import MAX_PIECES, MAX_VALUE_CHARS, is_past_bound, meter, too_many_pieces, value_too_long
 
 Piece = str | Unknown
@@ -179,24 +178,16 @@ def join_field(chunks, word_loc: Loc | None = None) -> Field:
 
 def pattern_regex(chunks) -> Glob | None:
     """The compiled bash pattern (glob.Glob) of chunks, quoted parts taken literally; None when
-    part of it is unknown."""
-    atoms: list = []
+    part of it is unknown. Past the bound of one match it raises OverBound (glob.pattern)."""
+    parts = []
     for chunk in chunks:
         if chunk is BREAK:
-            atoms.append(" ")
+            parts.append((" ", True))
             continue
         if isinstance(chunk.piece, Unknown):
             return None
-        atoms.extend(literal_atoms(chunk.piece) if chunk.quoted else glob_atoms(chunk.piece))
-    return compile_glob(tuple(atoms))
-
-
-@lru_cache(maxsize=512)
-def compile_glob(atoms: tuple) -> Glob | None:
-    try:
-        return Glob(list(atoms))
-    except re.error:
-        return None
+        parts.append((chunk.piece, chunk.quoted))
+    return pattern(parts)
 
 
 MAX_BRACE_WORDS = 256  # a word's brace expansion stops growing here (`{1..100000}` stays bounded)
