@@ -151,6 +151,19 @@ def test_a_regex_match_past_its_bound_is_unknown_and_said():
     assert all(any(f"bound of {limits.MAX_REGEX_STATES:,} states" in m for m in stops(o)) for o in outcomes)
 
 
+def test_a_regex_is_refused_by_its_length_and_read_once_when_it_fails():
+    size = 2 * limits.MAX_REGEX_CHARS  # a power of two, past the bound
+    outcomes, allowance = run(doubled("x", size) + "[[ a =~ $x ]] && probe yes\nprobe end\n")
+    said = f"a regular expression of {size:,} characters is longer than the tool's bound"
+    assert len(outcomes) == 2 and all(any(said in m for m in stops(o)) for o in outcomes)
+    assert allowance.work < 4 * size  # made, never read
+    size = 2 * limits.MAX_REGEX_STATES  # a regex of as many `a`s: read, then past the bound of states
+    outcomes, allowance = run(doubled("x", size) + "for i in 1 2 3; do [[ a =~ $x ]] && probe $i; done\n")
+    assert len(outcomes) == 8 and all(any("states" in m for m in stops(o)) for o in outcomes)  # on 8 paths
+    read = size * limits.REGEX_CHAR_WORK
+    assert read <= allowance.work < 2 * read  # its failure was kept: read once, not on each of the 7 forks
+
+
 ERE_CASES = [
     ("aaab", "^(a|a)*b$"),
     ("a" * 30 + "c", "^(a|a)*b$"),

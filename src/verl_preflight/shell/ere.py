@@ -7,17 +7,26 @@ the text after the other), never by backtracking: `^(a|a)*b$` on forty `a`s cost
 hundred steps, not 2**40. Only whether it matches is computed (bash's BASH_REMATCH is not).
 
 A syntax error gives False (bash's status 2: the test fails). A construct this does not read
-(a back-reference) gives None: unknown, the test can go either way. An expression past
-MAX_REGEX_STATES or a match past MAX_REGEX_STEPS raises OverBound (limits.py).
+(a back-reference) gives None: unknown, the test can go either way. An expression longer than
+MAX_REGEX_CHARS (refused before it is read) or past MAX_REGEX_STATES, or a match past
+MAX_REGEX_STEPS raises OverBound (limits.py). Reading an expression costs REGEX_CHAR_WORK a
+character, counted once in an evaluation (limits.Meter.built), its failure too.
 """
 
 from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
 
-from .limits import MAX_REGEX_STATES, MAX_REGEX_STEPS, REGEX_STEP_WORK, OverBound, meter
+from .limits import (
+    MAX_REGEX_CHARS,
+    MAX_REGEX_STATES,
+    MAX_REGEX_STEPS,
+    REGEX_CHAR_WORK,
+    REGEX_STEP_WORK,
+    OverBound,
+    meter,
+)
 
 _DUP_MAX = 0x7FFF  # glibc's RE_DUP_MAX: the largest count of {m,n}
 _GROUPS = 200  # groups nested deeper than this are past a bound (the parser recurses)
@@ -410,20 +419,31 @@ class Regex:
         )
 
 
-@lru_cache(maxsize=256)
-def _compiled(pattern: str) -> Regex:
-    return Regex(pattern)
+def _built(pattern: str):
+    """The compiled expression, or what reading it raised (a failure is kept as a success is)."""
+    meter().charge(len(pattern) * REGEX_CHAR_WORK)
+    try:
+        return Regex(pattern)
+    except (RegexSyntax, Unreadable, OverBound) as failed:
+        return failed
 
 
 def regex_search(pattern: str, text: str) -> bool | None:
     """bash's `[[ text =~ pattern ]]`: True, False (also for an expression regcomp refuses),
-    None when it uses a construct not read here; OverBound past a bound."""
-    try:
-        regex = _compiled(pattern)
-        if regex.inner_anchor and "\n" in text:
-            return None
-        return regex.search(text)
-    except RegexSyntax:
+    None when it uses a construct not read here; OverBound past a bound (an expression longer
+    than MAX_REGEX_CHARS is refused before it is read)."""
+    if len(pattern) > MAX_REGEX_CHARS:
+        raise OverBound(
+            f"a regular expression of {len(pattern):,} characters is longer than the tool's bound "
+            f"of {MAX_REGEX_CHARS:,}"
+        )
+    regex = meter().built(("ere", pattern), True, lambda: _built(pattern))
+    if isinstance(regex, RegexSyntax):
         return False
-    except Unreadable:
+    if isinstance(regex, Unreadable):
         return None
+    if isinstance(regex, OverBound):
+        raise regex
+    if regex.inner_anchor and "\n" in text:
+        return None
+    return regex.search(text)

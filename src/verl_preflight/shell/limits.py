@@ -9,8 +9,9 @@ two kinds of bound:
   profiles together. Past either, every path still running ends (the `budget` note).
 - bounds of one operation: a value longer than MAX_VALUE_CHARS, in more than MAX_PIECES
   parts, a list (an array, the words of a command) of more than MAX_ELEMENTS, a pattern
-  whose building or match would cost more than MAX_MATCH_COST, a regular expression larger
-  than MAX_REGEX_STATES or a match of one past MAX_REGEX_STEPS. Past one, what the operation
+  whose building or match would cost more than MAX_MATCH_COST, a regular expression longer
+  than MAX_REGEX_CHARS or larger than MAX_REGEX_STATES, or a match of one past
+  MAX_REGEX_STEPS. Past one, what the operation
   gives is unknown (a test on it can go either way), the path goes on, and it is reported
   as not followed to its end (an `incomplete` note that names the bound).
 
@@ -45,6 +46,7 @@ MAX_PIECES = 4096  # the known and unknown parts of one value
 MAX_ELEMENTS = 1 << 14  # the elements of one array, the words of one command
 MAX_MATCH_COST = 1 << 24  # one glob match (`${X//pat/}`, case, [[ == ]]): text length x pattern length
 MAX_REGEX_STATES = 4096  # the size of one [[ =~ ]] regular expression, its {m,n} written out
+MAX_REGEX_CHARS = 8 * MAX_REGEX_STATES  # its text (refused before it is read: reading costs more than matching)
 MAX_REGEX_STEPS = 1 << 20  # one [[ =~ ]] match: (position, state) pairs visited
 
 # what WORK counts, in characters: a character joined or matched (in C) is one; an element of a
@@ -53,10 +55,12 @@ MAX_REGEX_STEPS = 1 << 20  # one [[ =~ ]] match: (position, state) pairs visited
 ELEMENT_WORK = 512
 REGEX_STEP_WORK = 64
 PATTERN_WORK = 256  # a glob character read from unquoted text, or compiled into a regular expression
+REGEX_CHAR_WORK = 512  # a character of a [[ =~ ]] regular expression read and compiled (ere.py)
 
 # a pattern (glob, regular expression) is built once in an evaluation, and its work counted once,
 # when it is kept: the last KEPT_PATTERNS of them are. A glob longer than BUILT_ONCE characters is
-# never kept (each costs its length)
+# never kept (each costs its length); a regular expression always is (MAX_REGEX_CHARS and
+# MAX_REGEX_STATES bound it)
 BUILT_ONCE = 4096
 KEPT_PATTERNS = 256
 
