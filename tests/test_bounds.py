@@ -91,6 +91,18 @@ def test_a_match_past_its_bound_is_unknown_and_said():
     assert all(o.status == "incomplete" and any("for one match" in m for m in stops(o)) for o in outcomes)
 
 
+def test_a_pattern_with_no_star_costs_its_width_not_the_texts_length_times_it():
+    size = limits.MAX_VALUE_CHARS
+    literal = "a" * (limits.MAX_MATCH_COST // size + 1)  # x its length would be past the bound
+    outcome, allowance = only(
+        doubled("x", size) + f'y=${{x#{literal}}}; z=${{x%"{literal}"}}\nprobe "${{#y}}" "${{#z}}"\n'
+        f'[[ $x == "$x" ]] && probe same\ncase $x in "$x") probe arm ;; esac\n'
+    )
+    assert outcome.status == "launches" and not outcome.notes  # exact: no bound passed
+    assert outcome.launches == [[str(size - len(literal))] * 2, ["same"], ["arm"]]
+    assert allowance.work < 16 * size  # each a few passes over x, not x times the pattern
+
+
 def test_a_bound_passed_before_a_command_runs_is_said_on_every_path_after_it():
     size = limits.MAX_VALUE_CHARS
     pattern = "?" * (limits.MAX_MATCH_COST // size + 1)  # too costly against x: ${x//...} is unknown

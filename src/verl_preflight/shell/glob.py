@@ -10,8 +10,9 @@ match) or rightmost (longest match) place. So a match costs a few searches of fi
 expressions, never the backtracking that `.*a.*a.*b` costs a regular expression engine, and
 `${X//pat/rep}` is one pass (a pattern with a star matches at most once from a place on).
 
-The cost of an operation (text length x pattern length) is counted against the bound of one
-match and the script's work (limits.py), and so is building the pattern, before it is built
+The cost of an operation (a match at one place: the pattern's width; a search: the text's
+length x the widest segment) is counted against the bound of one match and the script's work
+(limits.py), and so is building the pattern, before it is built
 (`pattern`); past the bound it raises OverBound (its result is unknown).
 """
 
@@ -114,6 +115,7 @@ class Glob:
     def __init__(self, cuts: list[list]):
         widths = [_width(c) for c in cuts]
         self.size = sum(widths) + len(cuts) - 1  # its atoms: characters, `?` and brackets, stars
+        self.widest = max(widths)  # its widest segment
         self.matches_all = len(cuts) == 2 and not cuts[0] and not cuts[1]  # `*`: anything (an unknown value too)
         self.starred = len(cuts) > 1
         compiled = 2 * sum(w for c, w in zip(cuts, widths, strict=True) if not _is_literal(c))  # and reversed
@@ -135,8 +137,11 @@ class Glob:
             self._reversed = Glob([_reversed_runs(c) for c in reversed(self._cuts)])
         return self._reversed
 
-    def _afford(self, text: str) -> None:
-        cost = (len(text) + 1) * (self.size + 1)
+    def _afford(self, text: str, search: bool) -> None:
+        """Count what one operation costs: a pattern with no star matched at one place (its
+        fullmatch, prefix, suffix) compares at most its width; a search (a star's, a `//`'s) at
+        most the text's length x its widest segment."""
+        cost = (len(text) + 1) * (self.widest + 1) if search or self.starred else self.size + 1
         if cost > MAX_MATCH_COST:
             raise OverBound(
                 f"matching a pattern of {self.size:,} characters against a value of {len(text):,} costs "
@@ -146,7 +151,7 @@ class Glob:
 
     # ---- matching ------------------------------------------------------
     def fullmatch(self, text: str) -> bool:
-        self._afford(text)
+        self._afford(text, False)
         n = len(text)
         if not self.starred:
             return self.head.width == n and self.head.at(text, 0, n)
@@ -188,7 +193,7 @@ class Glob:
 
     def prefix(self, text: str, longest: bool) -> int | None:
         """The length of the shortest (longest) prefix it matches, or None."""
-        self._afford(text)
+        self._afford(text, False)
         ends = self._ends(text, 0, [])
         return None if ends is None else ends[1 if longest else 0]
 
@@ -213,7 +218,7 @@ class Glob:
         if op == "/%":
             cut = self.suffix(text, True)
             return text if cut is None else _bounded(text[: len(text) - cut] + repl)
-        self._afford(text)
+        self._afford(text, True)
         if not self.starred:
             if not self.head.width:
                 return text  # an empty pattern matches nothing to replace

@@ -44,7 +44,7 @@ WORK = 256 << 20  # characters (and elements) built, copied or matched, all prof
 MAX_VALUE_CHARS = 1 << 20  # the known text of one value: a word, a variable, an element
 MAX_PIECES = 4096  # the known and unknown parts of one value
 MAX_ELEMENTS = 1 << 14  # the elements of one array, the words of one command
-MAX_MATCH_COST = 1 << 24  # one glob match (`${X//pat/}`, case, [[ == ]]): text length x pattern length
+MAX_MATCH_COST = 1 << 24  # one glob match (`${X//pat/}`, case, [[ == ]]): text length x widest segment
 MAX_REGEX_STATES = 4096  # the size of one [[ =~ ]] regular expression, its {m,n} written out
 MAX_REGEX_CHARS = 8 * MAX_REGEX_STATES  # its text (refused before it is read: reading costs more than matching)
 MAX_REGEX_STEPS = 1 << 20  # one [[ =~ ]] match: (position, state) pairs visited
