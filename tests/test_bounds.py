@@ -75,6 +75,18 @@ def test_pattern_operators_on_a_long_value_are_exact_and_linear():
     assert allowance.work < 40 * n
 
 
+def test_a_starred_replacement_is_the_one_bash_makes():
+    outcome, _ = only(
+        "x=''\n"
+        'probe "${x//*/X}" "${x/*/X}" "${x//**/X}" "${x//a*/X}" "${x//*a/X}"\n'
+        "x=abcabc\n"
+        'probe "${x//b*/X}" "${x//*b/X}" "${x//a*b/X}" "${x/a*b/X}" "${x//?b/X}" "${x//c*/X}" "${x//*/X}"\n'
+    )
+    # as bash 5.2 gives them: on an empty text `*` matches (once); a match with a star runs to the
+    # tail's last place, so there is never a second one
+    assert outcome.launches == [["X", "X", "X", "", ""], ["aX", "Xc", "Xc", "Xc", "XcXc", "abX", "X"]]
+
+
 def test_a_match_past_its_bound_is_unknown_and_said():
     size = limits.MAX_VALUE_CHARS
     atoms = limits.MAX_MATCH_COST // size + 1  # (size + 1) x (atoms + 1) is past MAX_MATCH_COST

@@ -234,26 +234,15 @@ class Glob:
             if head.literal is not None:
                 return text.replace(head.literal, repl, count)
             return head.rx.sub(lambda _m: repl, text, count=max(count, 0))
-        # with a star: from the first place a match starts, the longest match there; no match
-        # from that place means none from any later one (each later place leaves less room)
-        out, i, n, rev = [], 0, len(text), []
-        while i <= n:
-            k = self.head.find(text, i, n)
-            if k is None:
-                break
-            ends = self._ends(text, k, rev)
-            if ends is None:
-                break
-            end = ends[1]
-            if end == k:  # an empty match (only `*` at the end of the text): nothing to replace
-                break
-            out.append(text[i:k])
-            out.append(repl)
-            i = end
-            if op == "/":
-                break
-        out.append(text[i:])
-        return _bounded("".join(out))
+        # with a star: the match starts at the first place the head matches (no match from it
+        # means none from any later one: each later place leaves less room) and is the longest
+        # there; it ends at the text's end or at the tail's last place, so no other follows it:
+        # `/` and `//` replace the same one (on an empty text, `*` matches: bash gives `repl`)
+        k = self.head.find(text, 0, len(text))
+        ends = None if k is None else self._ends(text, k, [])
+        if ends is None:
+            return text
+        return _bounded(text[:k] + repl + text[ends[1] :])
 
 
 def _bounded_size(size: int) -> None:
