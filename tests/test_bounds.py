@@ -87,6 +87,30 @@ def test_a_starred_replacement_is_the_one_bash_makes():
     assert outcome.launches == [["X", "X", "X", "", ""], ["aX", "Xc", "Xc", "Xc", "XcXc", "abX", "X"]]
 
 
+def test_a_pattern_compiles_what_its_operation_uses_once(monkeypatch):
+    import re
+
+    from verl_preflight.shell import glob
+
+    compiled = []
+
+    class Counting:
+        def __getattr__(self, name):
+            return getattr(re, name)
+
+        @staticmethod
+        def compile(text, flags=0):
+            compiled.append(text)
+            return re.compile(text, flags)
+
+    monkeypatch.setattr(glob, "re", Counting())
+    outcome, _ = only('x=aXbXc\nprobe "${x#?X*}" "${x%?c}" "${x##*X?}"\n')
+    assert outcome.launches == [["bXc", "aXb", ""]]
+    # each segment once, no reversed regex beside it; a suffix of a pattern with no star needs
+    # no reversed pattern (`*X?` does: its segments reversed, `.X`)
+    assert compiled == [".X", ".c", "X.", ".X"]
+
+
 def test_a_match_past_its_bound_is_unknown_and_said():
     size = limits.MAX_VALUE_CHARS
     atoms = limits.MAX_MATCH_COST // size + 1  # (size + 1) x (atoms + 1) is past MAX_MATCH_COST

@@ -65,14 +65,15 @@ def pattern_too_costly(size: int, cost: int) -> str:
 class _Segment:
     """Fixed-width runs between two stars: literal text, or a regular expression."""
 
-    __slots__ = ("width", "literal", "rx", "reverse")
+    __slots__ = ("width", "literal", "rx", "_runs", "_reverse")
 
     def __init__(self, runs: list):
         self.width = _width(runs)
         self.literal = "".join(runs) if _is_literal(runs) else None
         if self.literal is None:
             self.rx = re.compile(_regex_text(runs), re.DOTALL)
-            self.reverse = re.compile(_regex_text(_reversed_runs(runs)), re.DOTALL)  # to search the reversed text
+            self._runs = runs
+            self._reverse = None  # to search the reversed text: made when first needed (a tail's rfind)
 
     def at(self, text: str, pos: int, end: int) -> bool:
         """It matches text[pos : pos + width], within text[:end]."""
@@ -103,8 +104,11 @@ class _Segment:
         if self.literal is not None:
             p = text.rfind(self.literal, lo, hi)
             return p if p >= 0 else None
+        if self._reverse is None:
+            meter().charge(self.width * PATTERN_WORK)  # its width was within the bound (Glob)
+            self._reverse = re.compile(_regex_text(_reversed_runs(self._runs)), re.DOTALL)
         n = len(text)
-        m = self.reverse.search(rev, n - hi, n - lo)
+        m = self._reverse.search(rev, n - hi, n - lo)
         return n - m.start() - self.width if m is not None else None
 
 
@@ -118,7 +122,7 @@ class Glob:
         self.widest = max(widths)  # its widest segment
         self.matches_all = len(cuts) == 2 and not cuts[0] and not cuts[1]  # `*`: anything (an unknown value too)
         self.starred = len(cuts) > 1
-        compiled = 2 * sum(w for c, w in zip(cuts, widths, strict=True) if not _is_literal(c))  # and reversed
+        compiled = sum(w for c, w in zip(cuts, widths, strict=True) if not _is_literal(c))
         cost = compiled * PATTERN_WORK
         if cost > MAX_MATCH_COST:
             raise OverBound(pattern_too_costly(self.size, cost))
@@ -168,38 +172,40 @@ class Glob:
             pos = p + seg.width
         return True
 
-    def _ends(self, text: str, k: int, rev: list) -> tuple[int, int] | None:
-        """(shortest, longest) end j of a match text[k:j], or None. `rev`: [text reversed] once made."""
+    def _end(self, text: str, k: int, longest: bool) -> int | None:
+        """The shortest (longest) end j of a match text[k:j], or None."""
         n = len(text)
         if not self.head.at(text, k, n):
             return None
         if not self.starred:
-            return k + self.head.width, k + self.head.width
+            return k + self.head.width
         pos = k + self.head.width
         for seg in self.middles:
             p = seg.find(text, pos, n)
             if p is None:
                 return None
             pos = p + seg.width
-        if not self.tail.width:
-            return pos, n
-        first = self.tail.find(text, pos, n)
-        if first is None:
-            return None
-        if not rev:
-            rev.append(text[::-1])
-        last = self.tail.rfind(text, pos, n, rev[0])
-        return first + self.tail.width, last + self.tail.width
+        tail = self.tail
+        if not tail.width:
+            return n if longest else pos
+        if not longest:
+            at = tail.find(text, pos, n)
+        else:
+            at = tail.rfind(text, pos, n, text[::-1] if tail.literal is None else "")
+        return None if at is None else at + tail.width
 
     def prefix(self, text: str, longest: bool) -> int | None:
         """The length of the shortest (longest) prefix it matches, or None."""
         self._afford(text, False)
-        ends = self._ends(text, 0, [])
-        return None if ends is None else ends[1 if longest else 0]
+        return self._end(text, 0, longest)
 
     def suffix(self, text: str, longest: bool) -> int | None:
         """The length of the shortest (longest) suffix it matches, or None."""
-        return self.reversed().prefix(text[::-1], longest)
+        if self.starred:
+            return self.reversed().prefix(text[::-1], longest)
+        self._afford(text, False)
+        width, n = self.head.width, len(text)
+        return width if width <= n and self.head.at(text, n - width, n) else None
 
     # ---- the operators of ${X...} ----------------------------------------
     def remove(self, text: str, op: str) -> str:
@@ -239,10 +245,10 @@ class Glob:
         # there; it ends at the text's end or at the tail's last place, so no other follows it:
         # `/` and `//` replace the same one (on an empty text, `*` matches: bash gives `repl`)
         k = self.head.find(text, 0, len(text))
-        ends = None if k is None else self._ends(text, k, [])
-        if ends is None:
+        end = None if k is None else self._end(text, k, True)
+        if end is None:
             return text
-        return _bounded(text[:k] + repl + text[ends[1] :])
+        return _bounded(text[:k] + repl + text[end:])
 
 
 def _bounded_size(size: int) -> None:
