@@ -311,6 +311,17 @@ def test_a_value_doubled_forty_times_becomes_unknown_once():
     assert allowance.work < 4 * limits.MAX_VALUE_CHARS  # built up to the bound, never past it
 
 
+def test_a_replacement_that_grows_a_value_past_its_bound_is_unknown_once():
+    size = limits.MAX_VALUE_CHARS
+    text = 'y=${x/#a/$x}; z=${x//a/aa}; w=${x/%a*/$x$x}\nprobe "${#y}" "${#z}" "${#w}"\n'
+    outcome, _ = only(doubled("x", size) + text)
+    assert outcome.status == "incomplete" and outcome.launches == [[None, None, None]]
+    said = stops(outcome)
+    assert len(said) == 3 and all("is longer than the tool's bound" in m for m in said)
+    assert f"a value of {2 * size - 1:,} characters" in said[0]  # /#: made, then one unknown piece
+    assert f"a value of {2 * size:,} characters" in said[1]  # //: counted before it is made
+
+
 def test_an_array_doubled_past_its_bound_and_a_sparse_index_are_unknown():
     steps = int(math.log2(limits.MAX_ELEMENTS)) + 1
     outcome, _ = only(

@@ -217,13 +217,16 @@ class Glob:
         return text if cut is None else text[: len(text) - cut]
 
     def substitute(self, text: str, repl: str, op: str) -> str:
-        """`${X/p/r}` (the first match), `${X//p/r}` (every match), `${X/#p/r}`, `${X/%p/r}`."""
+        """`${X/p/r}` (the first match), `${X//p/r}` (every match), `${X/#p/r}`, `${X/%p/r}`.
+        What it gives is at most the text and the replacement, made one value by words.join_pieces
+        (which keeps it within MAX_VALUE_CHARS); only `//` of a pattern with no star can make
+        more (a replacement per match): its size is counted before it is built."""
         if op == "/#":
             cut = self.prefix(text, True)
-            return text if cut is None else _bounded(repl + text[cut:])
+            return text if cut is None else repl + text[cut:]
         if op == "/%":
             cut = self.suffix(text, True)
-            return text if cut is None else _bounded(text[: len(text) - cut] + repl)
+            return text if cut is None else text[: len(text) - cut] + repl
         self._afford(text, True)
         if not self.starred:
             if not self.head.width:
@@ -248,7 +251,7 @@ class Glob:
         end = None if k is None else self._end(text, k, True)
         if end is None:
             return text
-        return _bounded(text[:k] + repl + text[end:])
+        return text[:k] + repl + text[end:]
 
 
 def _bounded_size(size: int) -> None:
@@ -256,20 +259,15 @@ def _bounded_size(size: int) -> None:
         raise OverBound(value_too_long(size))
 
 
-def _bounded(text: str) -> str:
-    _bounded_size(len(text))
-    return text
-
-
 _SPECIAL = re.compile(r"[\\*?\[]")
 
 
 def pattern(parts) -> Glob:
     """The pattern of `parts` ((text, quoted) pairs: quoted text is taken literally), built once
-    in an evaluation when it is at most BUILT_ONCE characters long (limits.Meter.built). Reading and compiling it is counted:
-    a character of unquoted text with a glob character is read by Python code (PATTERN_WORK),
-    any other is copied (one). Past the bound of one match it raises OverBound, before the
-    work is done; a bracket expression Python refuses gives None."""
+    in an evaluation when it is at most BUILT_ONCE characters long (limits.Meter.built).
+    Reading and compiling it is counted: a character of unquoted text with a glob character is
+    read by Python code (PATTERN_WORK), any other is copied (one). Past the bound of one match
+    it raises OverBound, before the work is done; a bracket expression Python refuses gives None."""
     parts = tuple(parts)
     size = sum(len(t) for t, _ in parts)
     return meter().built(("glob", parts), size <= BUILT_ONCE, lambda: _built(parts, size))
