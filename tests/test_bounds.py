@@ -334,6 +334,15 @@ def test_an_array_doubled_past_its_bound_and_a_sparse_index_are_unknown():
     assert any("array b of 1,000,000,000 elements is past" in m for m in said)
 
 
+def test_an_array_read_at_run_time_has_an_unknown_count_as_one_past_a_bound_has():
+    outcome, _ = only(
+        "read -a A; read -ra B <<< 'x y'; mapfile -t C < f; readarray D < f; read x; read -r y z\n"
+        'probe "${#A[@]}" "${#B[@]}" "${#C[@]}" "${#D[*]}" "${A[1]}" "${C[2]}"\n'
+        'probe "${#x[@]}" "${#y[@]}" "${x[1]}"\n'
+    )
+    assert outcome.launches == [[None] * 6, ["1", "1", ""]]  # a scalar read is one element, as in bash
+
+
 def test_work_past_the_scripts_budget_ends_every_path():
     size = limits.MAX_VALUE_CHARS // 2
     outcome, allowance = only(doubled("x", size) + "while true; do y=$x.; done\nprobe never\n")

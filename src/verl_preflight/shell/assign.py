@@ -53,7 +53,7 @@ class Variables:
             try:
                 elements = self._array_elements(value_node, st)
             except OverBound as past:  # an array past the bound: unknown, as a whole
-                st.set_var(name, Field((meter().over(past.why, loc),), loc), **(attrs or {}))
+                self.unknown_array(st, name, meter().over(past.why, loc), loc, attrs)
                 return
             if isinstance(elements, dict):
                 base = dict(old.value) if append and old is not None and isinstance(old.value, dict) else {}
@@ -115,7 +115,7 @@ class Variables:
             if i < 0:  # bash: bad array subscript (the assignment fails)
                 return
         if i >= MAX_ELEMENTS:  # `A[999999999]=x`: bash's arrays are sparse, these are not
-            st.set_var(name, Field((meter().over(too_many_elements(f"array {name}", i + 1), loc),)))
+            self.unknown_array(st, name, meter().over(too_many_elements(f"array {name}", i + 1), loc), loc)
             return
         while len(items) <= i:
             items.append(None)
@@ -129,7 +129,12 @@ class Variables:
         try:
             st.set_var(name, _bounded_array(name, value), **(attrs or {}))
         except OverBound as past:
-            st.set_var(name, Field((meter().over(past.why, loc),), loc), **(attrs or {}))
+            self.unknown_array(st, name, meter().over(past.why, loc), loc, attrs)
+
+    def unknown_array(self, st: State, name: str, piece: Unknown, loc, attrs: dict | None = None) -> None:
+        """NAME becomes an array whose elements, and how many, are unknown (state.elements_unknown):
+        `piece` is limits.PAST_BOUND (what Meter.over gives) or state.ARRAY_READ_AT_RUN_TIME."""
+        st.set_var(name, Field((piece,), loc), **(attrs or {}))
 
     def _array_elements(self, node, st):
         children = [c for c in node.named_children if c.type != "comment"]

@@ -12,7 +12,7 @@ from ..values import Loc
 from .expand import word_groups
 from .notes import NoteKind
 from .parse import Script, parse_script
-from .state import READ_AT_RUN_TIME, State, Var, elements_of
+from .state import ARRAY_READ_AT_RUN_TIME, READ_AT_RUN_TIME, State, Var, elements_of
 from .substitution import printf_text
 from .words import Field, Unknown
 
@@ -218,19 +218,25 @@ class Builtins:
     def b_read(self, node, argv, st, depth, loc):
         names = []
         skip = False
+        read = argv[0].value == "read"
+        array = not read  # mapfile, readarray
+        with_argument = ("-d", "-n", "-N", "-p", "-t", "-u") if read else ("-d", "-n", "-O", "-s", "-u", "-C", "-c")
         for f in argv[1:]:
             if skip:
                 skip = False
                 continue
             if f.known and f.value.startswith("-"):
-                skip = f.value in ("-d", "-n", "-N", "-p", "-t", "-u", "-a")
-                if f.value == "-a":
-                    skip = False
+                skip = f.value in with_argument
+                if read and "a" in f.value[1:]:  # `read -a A`, `read -ra A`
+                    skip, array = False, True
                 continue
             if f.known:
                 names.append(f.value)
-        for n in names or ["REPLY"]:
-            self.i.variables.assign_scalar(st, n, Field((Unknown(None, READ_AT_RUN_TIME),)), loc)
+        for n in names or ["REPLY" if read else "MAPFILE"]:
+            if array:  # how many elements, and each of them, known only at run time
+                self.i.variables.unknown_array(st, n, ARRAY_READ_AT_RUN_TIME, loc)
+            else:
+                self.i.variables.assign_scalar(st, n, Field((Unknown(None, READ_AT_RUN_TIME),)), loc)
         st.status = None
         return [st]
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .errors import ShellExit
-from .limits import OverBound, is_past_bound, meter
+from .limits import OverBound, meter
 from .nodes import DEFAULT_OPS
 from .notes import Note, NoteKind
 from .parse import expansion_operand_arithmetic, parse_script
-from .state import READ_AT_RUN_TIME, State, Var, elements_of, scalar_of
+from .state import State, Var, elements_of, elements_unknown, scalar_of
 from .words import Chunk, Field, Unknown, join_field, pattern_regex
 
 if TYPE_CHECKING:
@@ -215,11 +215,8 @@ class Parameters:
         if isinstance(value, Field):
             if i == 0:
                 return value
-            if any(isinstance(p, Unknown) and p.label == READ_AT_RUN_TIME for p in value.pieces):
-                # `read -a A`, `mapfile A`: how many elements there are is known only at run time
-                return Field((Unknown(f"${{{name}[{index}]}}", "an element of input read at run time"),), loc)
-            if any(is_past_bound(p) for p in value.pieces):  # an array past a bound: each element unknown
-                return Field((Unknown(f"${{{name}[{index}]}}", "an element of an array past a bound"),), loc)
+            if elements_unknown(value):  # `read -a A`, an array past a bound: each element unknown
+                return Field((Unknown(f"${{{name}[{index}]}}", "an element of an array not known here"),), loc)
             return None
         if i < 0:
             i += len(value)
@@ -257,10 +254,11 @@ class Parameters:
 
     def _length(self, name, index, st, quoted, loc) -> list:
         if index in ("@", "*"):
-            values = self._all_elements(name, st)
-            if values and len(values) == 1 and any(is_past_bound(p) for p in values[0].pieces):
-                return [Chunk(Unknown(f"${{#{name}[{index}]}}", "length of an array past a bound"), quoted, False, loc)]
-            return [Chunk(str(len(values or [])), quoted, False, loc)]
+            var = st.vars.get(name)
+            if var is not None and elements_unknown(var.value):  # `read -a A`, an array past a bound
+                count = Unknown(f"${{#{name}[{index}]}}", "how many elements: not known here")
+                return [Chunk(count, quoted, False, loc)]
+            return [Chunk(str(len(self._all_elements(name, st) or [])), quoted, False, loc)]
         value = self._element(name, index, st, loc)
         if value is None:
             return [Chunk("0", quoted, False, loc)]

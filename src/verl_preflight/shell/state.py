@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import limits
-from .words import Field
+from .words import Field, Unknown
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +22,17 @@ class Var:
         return isinstance(self.value, (tuple, dict))
 
 
-READ_AT_RUN_TIME = "input read at run time"  # the label of what `read`, `mapfile` assign
+READ_AT_RUN_TIME = "input read at run time"  # the label of what `read NAME` assigns
+ARRAY_READ_AT_RUN_TIME = Unknown(None, "an array read at run time")  # what `read -a A`, `mapfile A` make A
+
+
+def elements_unknown(value) -> bool:
+    """An array whose elements, and how many, are unknown: one read at run time (`read -a`,
+    `mapfile`) or one past a bound of the tool (limits.PAST_BOUND), each kept as a Field of
+    that unknown piece."""
+    return isinstance(value, Field) and any(
+        p == ARRAY_READ_AT_RUN_TIME or limits.is_past_bound(p) for p in value.pieces
+    )
 
 
 @dataclass
