@@ -343,6 +343,20 @@ def test_an_array_read_at_run_time_has_an_unknown_count_as_one_past_a_bound_has(
     assert outcome.launches == [[None] * 6, ["1", "1", ""]]  # a scalar read is one element, as in bash
 
 
+def test_a_list_past_its_bound_is_unknown_where_it_becomes_a_value_and_the_path_goes_on():
+    words = 2 * limits.MAX_ELEMENTS
+    outcome, _ = only(
+        doubled("x", words) + "x=${x//a/a }\n"  # x: `words` words
+        'y=$(echo $x)\nprobe "$y"\nfor w in $x; do probe "$w"; done\nprobe $x\nprobe end\n'
+    )
+    assert outcome.status == "incomplete"
+    # y and the loop's items are unknown; the command of too many words is not run; the path goes on
+    assert outcome.launches == [[None], [None], ["end"]]
+    said = stops(outcome)
+    assert len(said) == 3 and all(f"of {words + 1:,} words is past the tool's bound" in m for m in said[::2])
+    assert f"a list of {words:,} words is past the tool's bound" in said[1]  # the loop's items
+
+
 def test_work_past_the_scripts_budget_ends_every_path():
     size = limits.MAX_VALUE_CHARS // 2
     outcome, allowance = only(doubled("x", size) + "while true; do y=$x.; done\nprobe never\n")

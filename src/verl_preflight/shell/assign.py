@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .errors import ShellExit
-from .limits import ELEMENT_WORK, MAX_ELEMENTS, OverBound, meter, too_many_elements
+from .limits import ELEMENT_WORK, OverBound, meter, within_elements
 from .notes import Note, NoteKind
 from .state import State, elements_of, scalar_of
 from .words import Field, Unknown, join_pieces
@@ -114,8 +114,10 @@ class Variables:
             i += len(items)
             if i < 0:  # bash: bad array subscript (the assignment fails)
                 return
-        if i >= MAX_ELEMENTS:  # `A[999999999]=x`: bash's arrays are sparse, these are not
-            self.unknown_array(st, name, meter().over(too_many_elements(f"array {name}", i + 1), loc), loc)
+        try:  # `A[999999999]=x`: bash's arrays are sparse, these are not
+            within_elements(f"array {name}", i + 1)
+        except OverBound as past:
+            self.unknown_array(st, name, meter().over(past.why, loc), loc)
             return
         while len(items) <= i:
             items.append(None)
@@ -138,8 +140,7 @@ class Variables:
 
     def _array_elements(self, node, st):
         children = [c for c in node.named_children if c.type != "comment"]
-        if len(children) > MAX_ELEMENTS:  # not even expanded
-            raise OverBound(too_many_elements("an array", len(children)))
+        within_elements("an array", len(children))  # not even expanded
         if children and all(self._is_keyed(c) for c in children):
             out = {}
             for c in children:
@@ -157,7 +158,6 @@ class Variables:
 
 def _bounded_array(name: str, value):
     """An array's elements (a tuple, or a dict), within MAX_ELEMENTS; OverBound past it."""
-    if len(value) > MAX_ELEMENTS:
-        raise OverBound(too_many_elements(f"array {name}", len(value)))
+    within_elements(f"array {name}", len(value))
     meter().charge(len(value) * ELEMENT_WORK)
     return value

@@ -13,7 +13,6 @@ import re
 from typing import TYPE_CHECKING
 
 from .expand import escaped_blanks_before, with_escaped_blanks, word_groups
-from .limits import MAX_ELEMENTS, OverBound, too_many_elements
 from .notes import NoteKind
 from .state import State, Var
 from .words import Field, join_pieces
@@ -87,16 +86,7 @@ class Commands:
             else:
                 words.append(with_escaped_blanks(group, self.i.script.source))
                 self._note_hash_after_escaped_blank(words[-1], st)
-        if len(words) > MAX_ELEMENTS:  # not even expanded: the path ends here, incomplete
-            raise OverBound(too_many_elements("a command", len(words), "words"))
-        ifs = self.i.expander.ifs(st)
-        argv = []
-        for group in words:
-            first = next(n for n in group if not isinstance(n, str))
-            chunks = self.i.expander.group_chunks(group, st)
-            argv.extend(self.i.expander.word_fields(chunks, ifs, self.i.script.loc(first)))
-            if len(argv) > MAX_ELEMENTS:
-                raise OverBound(too_many_elements("a command", len(argv), "words"))
+        argv = self.i.expander.expand_words(words, st, "a command")  # past MAX_ELEMENTS: not run (ControlFlow)
         if not argv:
             for group in assigns:
                 self.i.variables.assign_node(group[0], st, extra=group[1:])

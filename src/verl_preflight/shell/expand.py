@@ -16,7 +16,7 @@ from typing import Protocol
 
 from .arith import ArithError, Arithmetic, Unsupported, parse_int
 from .errors import ArithFailure
-from .limits import ELEMENT_WORK, MAX_ELEMENTS, OverBound, meter, too_many_elements
+from .limits import ELEMENT_WORK, meter, within_elements
 from .notes import NoteKind
 from .params import Parameters
 from .parse import Script, arithmetic_text, parse_script
@@ -204,18 +204,21 @@ class Expander:
         self.arith_texts: set[str] = set()  # variable texts being read as expressions now
 
     def expand_args(self, nodes, st: State) -> list[Field]:
-        """Full expansion of command words, with field splitting. More than MAX_ELEMENTS words
-        (before or after expansion) raise OverBound."""
-        if len(nodes) > MAX_ELEMENTS:
-            raise OverBound(too_many_elements("a list", len(nodes), "words"))
+        """Full expansion of command words, with field splitting (see expand_words)."""
+        source = self.host.script.source
+        return self.expand_words([with_escaped_blanks(g, source) for g in word_groups(nodes, source)], st)
+
+    def expand_words(self, words: list[list], st: State, what: str = "a list") -> list[Field]:
+        """The fields of bash words (each its nodes, after the escaped blanks before it: see
+        with_escaped_blanks). More than MAX_ELEMENTS words, before or after expansion, raise
+        OverBound (limits.within_elements)."""
+        within_elements(what, len(words), "words")  # not even expanded
         out: list[Field] = []
         ifs = self.ifs(st)
-        source = self.host.script.source
-        for group in word_groups(nodes, source):
-            loc = self.host.script.loc(group[0])
-            out.extend(self.word_fields(self.group_chunks(with_escaped_blanks(group, source), st), ifs, loc))
-            if len(out) > MAX_ELEMENTS:
-                raise OverBound(too_many_elements("a list", len(out), "words"))
+        for group in words:
+            first = next(n for n in group if not isinstance(n, str))
+            out.extend(self.word_fields(self.group_chunks(group, st), ifs, self.host.script.loc(first)))
+            within_elements(what, len(out), "words")
         return out
 
     @staticmethod

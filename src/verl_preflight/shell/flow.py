@@ -115,8 +115,10 @@ class ControlFlow:
             return [st]
         except RecursionError:
             return [self.i.give_up(st, node, "nesting too deep")]
-        except OverBound as past:  # a command past a bound of the tool (too many words): not run
-            return [self.i.give_up(st, node, past.why, NoteKind.INCOMPLETE)]
+        except OverBound as past:  # a command past a bound of the tool (too many words): not run,
+            meter().over(past.why)  # what it does is unknown, said on this path (which goes on)
+            st.status = None
+            return [st]
         if not in_cond:
             for r in results:
                 if r.errexit and not r.flow and r.status not in (0, None) and t in _ERREXIT_TYPES:
@@ -424,7 +426,11 @@ class Loops:
         values = [c for name, c in fields(node) if name == "value"]
         body = node.child_by_field_name("body")
         has_in = any(c.type == "in" for c in node.children)
-        items = self.i.expander.expand_args(values, st) if has_in else list(st.positional)
+        try:
+            items = self.i.expander.expand_args(values, st) if has_in else list(st.positional)
+        except OverBound as past:  # too many items: unknown, as `for f in $(ls)`'s are
+            where = self.i.script.loc(values[0]) if values else None
+            items = [Field((meter().over(past.why, where),), where)]
         states = [st]
         done: list[State] = []
         for item in items[: self.i.ctx.budget.loop_iterations]:

@@ -85,6 +85,14 @@ def too_many_elements(what: str, count: int, unit: str = "elements") -> str:
     return f"{what} of {count:,} {unit} is past the tool's bound of {MAX_ELEMENTS:,}"
 
 
+def within_elements(what: str, count: int, unit: str = "elements") -> None:
+    """The one check of MAX_ELEMENTS: a list (an array, the words of a command, the items of a
+    loop) of `count` raises OverBound past it. Where the list becomes a value (an array, a loop's
+    items, a substitution's output), that value is unknown and the path goes on."""
+    if count > MAX_ELEMENTS:
+        raise OverBound(too_many_elements(what, count, unit))
+
+
 PAST_BOUND = Unknown(None, "a value past a bound of the tool")  # what such a value becomes (the note says which)
 
 

@@ -16,7 +16,7 @@ import posixpath
 from typing import TYPE_CHECKING
 
 from .errors import ShellExit
-from .limits import MAX_VALUE_CHARS, meter, value_too_long
+from .limits import MAX_VALUE_CHARS, OverBound, meter, value_too_long
 from .state import elements_of
 from .words import Field, Unknown, join_pieces
 
@@ -52,6 +52,9 @@ class CommandOutput:
                 self._static_statement(stmt, sub, out, cwd)
         except (_NotStatic, ShellExit):  # ShellExit: set -u or ${X:?} stops the subshell
             return None
+        except OverBound as past:  # a command of too many words: what it prints is unknown, and said
+            loc = self.host.script.loc(node)
+            return Field((meter().over(past.why, loc),), loc)
         pieces = list(join_pieces(out))
         while pieces and isinstance(pieces[-1], str):
             stripped = pieces[-1].rstrip("\n")
