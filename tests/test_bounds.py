@@ -385,6 +385,27 @@ def test_columns_of_a_long_line_are_counted_once_per_line(monkeypatch):
         assert script.loc(node).col == start + 1  # characters, not bytes (each é is two)
 
 
+def test_columns_of_a_long_line_that_is_not_utf8_cost_a_bisection():
+    class Watched(bytes):  # counts the slices taken of the line (a decoding of a prefix takes one)
+        sliced = 0
+
+        def __getitem__(self, key):
+            Watched.sliced += 1
+            return bytes.__getitem__(self, key)
+
+    words = [f"w{i}é" for i in range(3000)]
+    line = b"probe \xff " + " ".join(words).encode()
+    script = parse_script("t.sh", line + b"\n")
+    script._lines = [Watched(line), b""]
+    looked = 0
+    for i in range(0, len(words), 7):
+        start = line.index(f" {words[i]}".encode()) + 1
+        node = script.root.descendant_for_byte_range(start, start)
+        assert script.loc(node).col == len(line[:start].decode("utf-8", "replace")) + 1
+        looked += 1
+    assert looked > 400 and Watched.sliced == 0  # no decoding up to the column, per location
+
+
 def test_a_long_line_of_commands_ends_at_the_step_budget(tmp_path):
     path = tmp_path / "long.sh"
     path.write_text("; ".join(f"x{i % 100}={i}" for i in range(3000)) + "; python3 -m verl.trainer.main_ppo\n")

@@ -6,8 +6,11 @@ the script; each ERROR or MISSING node becomes one note with its location.
 
 from __future__ import annotations
 
+import codecs
 import re
-from bisect import bisect_right
+import threading
+from array import array
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -70,21 +73,16 @@ class Script:
         return Loc(self.path, row + 1, self.char_col(row, offset - self._starts[row]) + 1)
 
     def char_col(self, row: int, byte_col: int) -> int:
-        """tree-sitter columns count bytes; report characters. Each line is looked at once:
-        an ASCII line's columns are its bytes; in a line of valid UTF-8, a column is its bytes
-        less the continuation bytes before it (counted per block of the line, then in the
-        block); any other line is decoded up to the column, as before."""
+        """tree-sitter columns count bytes; report characters, as the line decoded (with
+        replacements where it is not UTF-8) has them. Each line is looked at once: an ASCII
+        line's columns are its bytes; in any other, a column is its bytes less the bytes before
+        it that start no character (a bisection in their sorted offsets)."""
         cols = self._cols.get(row, False)
         if cols is False:
             cols = self._cols[row] = _line_columns(self.lines()[row] if row < len(self.lines()) else b"")
         if cols is None:
             return byte_col
-        line, per_block = cols
-        if per_block is None:  # not valid UTF-8: decoded (with replacements) as before
-            return len(line[:byte_col].decode("utf-8", "replace"))
-        block = min(byte_col // _BLOCK, len(per_block) - 1)
-        start = block * _BLOCK
-        return byte_col - per_block[block] - _continuations(line[start:byte_col])
+        return byte_col - bisect_left(cols, byte_col)
 
     def text(self, node) -> str:
         return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
@@ -116,28 +114,34 @@ class Script:
         return node, offset
 
 
-_BLOCK = 4096  # bytes of a line per counted block (char_col)
-_CONTINUATION = bytes(range(0x80, 0xC0))  # the bytes that continue a UTF-8 character
+_CONTINUATION = re.compile(rb"[\x80-\xbf]")  # the bytes that continue a UTF-8 character
+_UNDECODED = threading.local()
 
 
-def _continuations(data: bytes) -> int:
-    return len(data) - len(data.translate(None, _CONTINUATION))
+def _note_undecoded(err: UnicodeDecodeError):
+    """A decoding error handler: "replace", noting where each replaced part starts and ends."""
+    _UNDECODED.parts.append((err.start, err.end))
+    return "\ufffd", err.end
+
+
+codecs.register_error("verl_preflight.columns", _note_undecoded)
 
 
 def _line_columns(line: bytes):
-    """None for an ASCII line; else (line, continuation bytes before each block of it), the
-    second None when the line is not valid UTF-8."""
+    """None for an ASCII line; else the sorted offsets of its bytes that start no character when
+    it is decoded (with one replacement for each part that is not UTF-8, as Python gives): the
+    continuation bytes, less those that stand alone (each of which is replaced by a character)."""
     if line.isascii():
         return None
+    offsets = array("l", (m.start() for m in _CONTINUATION.finditer(line)))
     try:
         line.decode("utf-8")
     except UnicodeDecodeError:
-        return line, None
-    per_block, seen = [], 0
-    for start in range(0, len(line) + 1, _BLOCK):
-        per_block.append(seen)
-        seen += _continuations(line[start : start + _BLOCK])
-    return line, per_block
+        _UNDECODED.parts = []
+        line.decode("utf-8", "verl_preflight.columns")
+        alone = {start for start, end in _UNDECODED.parts if end - start == 1}
+        offsets = array("l", (o for o in offsets if o not in alone))
+    return offsets
 
 
 def parse_script(path: str, source: bytes) -> Script:
