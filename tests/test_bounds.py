@@ -22,6 +22,7 @@ from verl_preflight.shell.evaluate import Allowance, Budget, evaluate
 from verl_preflight.shell.notes import NoteKind
 from verl_preflight.shell.parse import parse_script
 from verl_preflight.validate import Options, validate_script
+from verl_preflight.values import Loc
 
 SEEDS = os.path.join(ROOT, "fuzz", "seeds")
 BASH = shutil.which("bash")
@@ -404,6 +405,21 @@ def test_columns_of_a_long_line_that_is_not_utf8_cost_a_bisection():
         assert script.loc(node).col == len(line[:start].decode("utf-8", "replace")) + 1
         looked += 1
     assert looked > 400 and Watched.sliced == 0  # no decoding up to the column, per location
+
+
+def test_the_byte_of_a_location_is_found_by_a_bisection_and_starts_a_character():
+    words = [(b"\xff" if i % 3 == 0 else "é".encode()) + str(i).encode() for i in range(3000)]  # \xff: not UTF-8
+    line = b"probe " + b" ".join(words)
+    script = parse_script("t.sh", line + b"\n")
+    for i in range(0, len(words), 7):
+        start = line.index(b" " + words[i] + b" ") + 1
+        node = script.root.descendant_for_byte_range(start, start)
+        loc = script.loc(node)
+        assert script.offset(loc) == start
+        after = Loc(loc.path, loc.line, loc.col + 1)  # the character after the word's first one
+        assert script.offset(after) == start + (1 if i % 3 == 0 else 2)  # never a byte inside é
+    chars = len(line.decode("utf-8", "replace"))
+    assert script.offset(Loc("t.sh", 1, chars + 1)) == len(line) and script.offset(Loc("t.sh", 1, chars + 2)) is None
 
 
 def test_a_long_line_of_commands_ends_at_the_step_budget(tmp_path):

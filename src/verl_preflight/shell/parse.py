@@ -77,12 +77,17 @@ class Script:
         replacements where it is not UTF-8) has them. Each line is looked at once: an ASCII
         line's columns are its bytes; in any other, a column is its bytes less the bytes before
         it that start no character (a bisection in their sorted offsets)."""
-        cols = self._cols.get(row, False)
-        if cols is False:
-            cols = self._cols[row] = _line_columns(self.lines()[row] if row < len(self.lines()) else b"")
+        cols = self._columns(row)
         if cols is None:
             return byte_col
         return byte_col - bisect_left(cols, byte_col)
+
+    def _columns(self, row: int):
+        """_line_columns of the line, computed once."""
+        cols = self._cols.get(row, False)
+        if cols is False:
+            cols = self._cols[row] = _line_columns(self.lines()[row] if row < len(self.lines()) else b"")
+        return cols
 
     def text(self, node) -> str:
         return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
@@ -93,14 +98,23 @@ class Script:
         lines = self.lines()
         if not 1 <= loc.line <= len(lines):
             return None
-        line = lines[loc.line - 1]
+        line, char = lines[loc.line - 1], loc.col - 1
         start = self.line_starts()[loc.line - 1]
-        if line[: loc.col - 1].isascii():
-            return start + loc.col - 1 if loc.col - 1 <= len(line) else None
-        for b in range(len(line) + 1):
-            if len(line[:b].decode("utf-8", "replace")) == loc.col - 1:
-                return start + b
-        return None
+        cols = self._columns(loc.line - 1)
+        if cols is None:
+            return start + char if char <= len(line) else None
+        # the byte where character `char` starts: one more than the last byte b whose prefix
+        # line[:b] holds `char` characters (b - the bytes before b that start none, as char_col)
+        lo, hi = 0, len(line) + 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if mid - bisect_left(cols, mid) > char:
+                hi = mid
+            else:
+                lo = mid + 1
+        if lo <= len(line):
+            return start + lo - 1
+        return start + len(line) if len(line) - len(cols) == char else None
 
     def word_at(self, loc: Loc):
         """(the whole shell word around `loc`: an argument, an array element, an assigned
