@@ -3,8 +3,9 @@
 Every import is counted, the ones inside functions too (read with `ast` from the sources). The
 layers, top to bottom (design.md, "Layers"):
 
-    app       cli, application, runner, parallel, result_cache, settings, releases, discover, lsp, fix_files
-    pipeline  validate, fix, suppressions, reach, rendering
+    app       cli, application, runner, parallel, result_cache, report_memo, settings, releases, discover, lsp,
+              fix_files
+    pipeline  validate, options, fix, suppressions, reach, rendering
     report    report/                        formatting only
     rules     rules/                         each rule: id, doc, check or mapping, fix
     stages    target, target_config, hydra_stage/, launches, layout, memory, stack, machine (this machine's facts)
@@ -25,9 +26,9 @@ from conftest import ROOT
 SRC = os.path.join(ROOT, "src")
 PACKAGE = "verl_preflight"
 LAYERS = [
-    {"cli", "application", "__main__", "runner", "parallel", "result_cache", "settings", "releases", "discover",
-     "user_paths", "lsp", "fix_files"},
-    {"validate", "fix", "suppressions", "reach", "rendering"},
+    {"cli", "application", "__main__", "runner", "parallel", "result_cache", "report_memo", "settings", "releases",
+     "discover", "user_paths", "lsp", "fix_files"},
+    {"validate", "options", "fix", "suppressions", "reach", "rendering"},
     {"report"},
     {"rules"},
     {"target", "target_config", "hydra_stage", "launches", "layout", "memory", "stack", "machine"},

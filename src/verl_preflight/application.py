@@ -15,8 +15,6 @@ import sys
 import time
 from dataclasses import dataclass
 
-from .edits import apply_edits
-from .fix_files import NotWritten, Tree, read, write_in_place
 from .report import console
 from .user_paths import relocate, under
 
@@ -70,7 +68,7 @@ def setup(args) -> Setup:
     """The files to check, the verl config tree, and the options every script is checked with."""
     from .discover import DiscoverError, discover
     from .hydra_stage.tree import ConfigCache, ConfigCaches, ConfigTreeError, locate
-    from .validate import Options
+    from .options import Options
 
     if args.max_profiles < 1:
         raise UsageError("--max-profiles must be at least 1")
@@ -134,10 +132,10 @@ def _device(args) -> str | None:
 
 
 def _model_settings(args) -> dict:
-    from .layout import ModelConfigError, shape_from_config
-
     directory = getattr(args, "model_config", None)
     if directory:
+        from .layout import ModelConfigError, shape_from_config
+
         try:
             shape_from_config(os.path.abspath(directory))
         except ModelConfigError as err:
@@ -182,14 +180,14 @@ def _schema(path):
 def apply_settings(args) -> None:
     """`[tool.validate-scripts]` from pyproject.toml fills what the command line left unset.
     An unknown key, or a severity for a rule id no rule has, exits 2 naming the file and key."""
-    import difflib
-
     from .settings import FILE, KEYS, project_settings, unknown_keys
 
     settings = project_settings()
     args.settings = settings
     where = f"[tool.validate-scripts] in {settings.get(FILE)}"
     for key in unknown_keys(settings):
+        import difflib
+
         close = difflib.get_close_matches(key, KEYS, n=1, cutoff=0.6)
         hint = f"did you mean {close[0]!r}? " if close else ""
         raise UsageError(f"{where}: unknown key {key!r} ({hint}known: {', '.join(KEYS)})")
@@ -281,6 +279,11 @@ def validate(args) -> int:
         if why:
             console.say(f"note: no cache this run: {why}")
 
+    memo = _report_memo(args, run, results_cache)
+    kept = memo.get() if memo is not None else None
+    if kept is not None:
+        return _replay(kept, time.perf_counter() - start)
+
     def check():
         results_cache.forget()
         results, unreadable = run_files(run.files, run.caches, run.opts, args.jobs or 0, results_cache)
@@ -290,8 +293,11 @@ def validate(args) -> int:
         return results, unreadable
 
     results, unreadable = check()
-    for line in console.unread_profile_keys(results, run.opts.pinned):
+    said_after = console.unread_profile_keys(results, run.opts.pinned)
+    for line in said_after:
         console.say(line)
+    from .fix_files import Tree
+
     tree = Tree.of(args.paths)
     if args.diff:
         return _diff(results, unreadable, run.opts, tree)
@@ -301,17 +307,51 @@ def validate(args) -> int:
         if failed:
             unreadable = [*unreadable, *failed]
     findings = [f for r in results for f in r.findings]
-    shown = _report(args, results, findings, run.source, time.perf_counter() - start, run.files, fix_lines)
+    seconds = time.perf_counter() - start
+    shown, written = _report(args, results, findings, run.source, seconds, run.files, fix_lines)
     for line in fix_lines if not shown else []:
         console.plain(line)
     for line in unreadable:
         console.say(line)
-    return exit_status(findings, args.strict, bool(unreadable))
+    status = exit_status(findings, args.strict, bool(unreadable))
+    if memo is not None and not unreadable:
+        memo.put(results, _kept(written, args, seconds, said_after, status))
+    return status
 
 
-def _report(args, results, findings, source, seconds: float, files, fix_lines) -> bool:
-    """The report in the chosen format on standard output; True when it holds the --fix lines
-    (the text report does; the machine formats leave them to standard error)."""
+def _report_memo(args, run, results_cache):
+    """The kept report of a run like this one (report_memo.py), or None where none is kept."""
+    from .report_memo import ReportMemo, eligible, key_of
+
+    if not results_cache.enabled or not eligible(args, run.opts):
+        return None
+    return ReportMemo(key_of(results_cache.key, run.files, args, use_color(args.color)))
+
+
+def _kept(written: str, args, seconds: float, said: list, status: int):
+    """What this run wrote, to be written again by a run with nothing changed: the text
+    report without its time (the next run writes its own)."""
+    from .report.text import timing
+    from .report_memo import Kept
+
+    tail = timing(seconds) + "\n"
+    timed = args.format == "text" and written.endswith(tail)
+    return Kept(written[: -len(tail)] if timed else written, timed, list(said), status)
+
+
+def _replay(kept, seconds: float) -> int:
+    from .report.text import timing
+
+    sys.stdout.write(kept.stdout + (timing(seconds) + "\n" if kept.timed else ""))
+    for line in kept.stderr:
+        console.say(line)
+    return kept.status
+
+
+def _report(args, results, findings, source, seconds: float, files, fix_lines) -> tuple[bool, str]:
+    """The report in the chosen format on standard output, and the text written; True when it
+    holds the --fix lines (the text report does; the machine formats leave them to standard
+    error)."""
     if args.format == "json":
         from .report import json_report
 
@@ -329,16 +369,18 @@ def _report(args, results, findings, source, seconds: float, files, fix_lines) -
 
         empty = _empty_folders(args.paths, files)
         out = text.render(results, findings, seconds, args.quiet, use_color(args.color), empty, fix_lines)
-    _write(out, args.format, results, args)
-    return args.format not in ("json", "sarif", "github")
+    written = _write(out, args.format, results, args)
+    return args.format not in ("json", "sarif", "github"), written
 
 
-def _write(out: str, fmt: str, results, args) -> None:
+def _write(out: str, fmt: str, results, args) -> str:
     """A report on standard output as data: the scripts' secrets masked (unless --show-secrets),
-    their control characters escaped (report.printable)."""
+    their control characters escaped (report.printable). Returns what was written."""
     from .report import printable
 
-    sys.stdout.write(printable.printed(out, fmt, printable.secrets_of(results, getattr(args, "show_secrets", False))))
+    written = printable.printed(out, fmt, printable.secrets_of(results, getattr(args, "show_secrets", False)))
+    sys.stdout.write(written)
+    return written
 
 
 def _fix(results, check, tree, max_bytes: int):
@@ -346,6 +388,7 @@ def _fix(results, check, tree, max_bytes: int):
     (results, unreadable, report lines, write failures): the results are those of the fixed files.
     Only files inside `tree` (the paths given) are written; the edits of others are refused."""
     from . import fix
+    from .fix_files import NotWritten, write_in_place
 
     fixed, changed, failed, unreadable = 0, set(), [], []
     for _ in range(MAX_FIX_PASSES):
@@ -404,6 +447,9 @@ def _changes(p, digests: dict, max_bytes: int, stdin: bytes | None = None) -> tu
     most max_bytes). A file that changed since the run (its digest in `digests`, by absolute
     path, differs) is left alone."""
     import hashlib
+
+    from .edits import apply_edits
+    from .fix_files import NotWritten, read
 
     out, problems = {}, []
     for path, edits in p.edits.items():

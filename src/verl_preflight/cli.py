@@ -237,8 +237,6 @@ def parse_profiles(values) -> ProfileChoice:
 
 def parse_stack(values, settings=None) -> dict:
     """--stack PKG=VERSION (repeatable) over [tool.validate-scripts] stack = {PKG = VERSION}."""
-    from .target import PACKAGES
-
     out: dict[str, str] = {}
     if settings is not None:
         if not isinstance(settings, dict) or not all(isinstance(v, str) for v in settings.values()):
@@ -251,6 +249,8 @@ def parse_stack(values, settings=None) -> dict:
         if not eq or not version:
             raise UsageError(f"--stack {value!r}: expected PKG=VERSION")
         items.append((key.strip(), version.strip(), "--stack"))
+    if items:
+        from .target import PACKAGES
     for key, version, where in items:
         if key not in PACKAGES:
             raise UsageError(f"{where} {key!r}: unknown package; one of {', '.join(PACKAGES)}")

@@ -43,6 +43,13 @@ def options_digest(opts) -> str:
     return "\n".join(parts)
 
 
+def current_digests():
+    """A function from a dependency to its digest now, each read once (many results share
+    verl's sources)."""
+    memo: dict = {}
+    return lambda dependency: _digest_now(dependency, memo)
+
+
 def _digest_now(dependency: str, memo: dict) -> str | None:
     """A file's digest now, a config tree's (hydra_stage.tree.ConfigCache.dependency), or the
     sources' (source.sources_dependency); `memo`: what this check already read (many results

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from . import fix, suppressions
 from .findings import Finding, merge_findings, one_per_mistake
+from .options import Options  # noqa: F401  (validate.Options: the options every script is checked with)
 from .hydra_stage.check import check_launch, config_name_of
 from .hydra_stage.tree import ConfigCaches
 from .hydra_stage.tree import OWN_OPTIONS, has_source, in_verl
@@ -39,27 +40,6 @@ from .values import Assumption, Loc, Profile, Unknown, shown_path
 _STOPS = (NoteKind.INCOMPLETE, NoteKind.BUDGET)  # the notes that say where the evaluator stopped
 
 __all__ = ["Options", "ReadError", "ScriptResult", "validate_script"]
-
-
-@dataclass
-class Options:
-    max_profiles: int = 64
-    args: tuple | None = None  # --args: the positional arguments every profile gets (None: none, and a
-    # profile that stops at a guard is also followed with the arguments it uses given, each unknown)
-    pinned: list | None = None  # list of env dicts from --profile
-    max_bytes: int = DEFAULT_MAX_BYTES
-    budget: Budget = field(default_factory=Budget)
-    ambient: dict | None = None  # tests: the complete environment
-    schema: object = None  # rules.schema.Schema; None: no policy rules
-    current: bool = False  # --profile current: this machine's environment
-    stack: dict = field(default_factory=dict)  # --stack PKG=VERSION and [tool.validate-scripts] stack
-    stdin: bytes | None = None  # the script given as `-`
-    buffers: dict | None = None  # an editor's texts (the language server): absolute path -> bytes, read for the file
-    probed_device: tuple | None = None  # --profile current: (DEVICE, why) as probed once for the run
-    device: str | None = None  # --device gpu|npu: the device every launch is judged on
-    devices: object = None  # --profile current: machine.Devices, the devices this machine shows
-    model_config: str | None = None  # --model-config DIR: the model's config.json for the shape rules
-    device_memory: float | None = None  # --device-memory GB; None: the device kind's default
 
 
 @dataclass

@@ -80,8 +80,13 @@ def summary(results, findings, seconds: float) -> str:
         f"{counted(len(results), 'script')}, {counted(n_profiles, 'profile')}, {counted(n_launches, 'launch')}".replace(
             "launchs", "launches"
         )
-        + f": {counted(errors, 'error')}, {counted(warnings, 'warning')} ({seconds:.2f}s)"
+        + f": {counted(errors, 'error')}, {counted(warnings, 'warning')} {timing(seconds)}"
     )
+
+
+def timing(seconds: float) -> str:
+    """The end of the summary line: how long the run took."""
+    return f"({seconds:.2f}s)"
 
 
 def pass_notes(results, empty_folders=()) -> list[str]:

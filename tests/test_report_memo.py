@@ -1,0 +1,161 @@
+"""A run's report kept whole (report_memo.py): a warm run of an unchanged tree writes the report
+a run without the cache writes, from one file; any change to what the report was made from
+gives the new report.
+
+Every case runs the real command line in a subprocess with a fresh cache folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+LAUNCH = (
+    "python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "
+    "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 critic.ppo_micro_batch_size_per_gpu=1 "
+    '"${A[@]}" "$@"\n'
+)
+TIME = re.compile(r"\(\d+\.\d\ds\)\n\Z")
+
+# the command line under a spy: which files of the cache it opened
+PROBE = (
+    "import sys, builtins\n"
+    f"sys.path.insert(0, {os.path.join(ROOT, 'src')!r})\n"
+    "opened = []\n"
+    "real_open = builtins.open\n"
+    "def spy(file, *a, **k):\n"
+    "    opened.append(str(file))\n"
+    "    return real_open(file, *a, **k)\n"
+    "builtins.open = spy\n"
+    "from verl_preflight.cli import main\n"
+    "try:\n"
+    "    code = main(sys.argv[1:])\n"
+    "finally:\n"
+    "    builtins.open = real_open\n"
+    "    print('OPENED ' + __import__('json').dumps(opened), file=sys.stderr)\n"
+    "sys.exit(code)\n"
+)
+
+
+@pytest.fixture
+def tree(tmp_path):
+    (tmp_path / "lib.sh").write_text("A=(trainer.total_epochs=2)\n")
+    (tmp_path / "uses_lib.sh").write_text("#!/usr/bin/env bash\nsource ./lib.sh\n" + LAUNCH)
+    (tmp_path / "alone.sh").write_text("#!/usr/bin/env bash\nA=(trainer.total_epochs=3)\n" + LAUNCH)
+    return tmp_path
+
+
+class Ran:
+    def __init__(self, proc):
+        lines = proc.stderr.splitlines()
+        self.opened = json.loads(lines[-1][len("OPENED ") :])
+        self.stderr = "\n".join(lines[:-1])
+        self.stdout, self.status = proc.stdout, proc.returncode
+
+
+def run(tree, *argv, stdin=None) -> Ran:
+    env = dict(os.environ, XDG_CACHE_HOME=str(tree / "cache"))
+    env.pop("NO_COLOR", None)
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, env=env, cwd=tree, input=stdin
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    return Ran(proc)
+
+
+def fresh(tree, *argv) -> Ran:
+    """The run without any cache: what every warm run must write."""
+    return run(tree, "--no-cache", *argv)
+
+
+def untimed(text: str) -> str:
+    return TIME.sub("", text)
+
+
+def cache_files_opened(tree, ran) -> dict:
+    root = os.path.join(str(tree / "cache"), "verl-preflight")
+    opened = [p for p in ran.opened if p.startswith(root) and p.endswith(".json")]
+    return {kind: [p for p in opened if p.startswith(os.path.join(root, kind))] for kind in ("results", "reports")}
+
+
+def reports(tree) -> list[str]:
+    folder = tree / "cache" / "verl-preflight" / "reports"
+    return sorted(str(p) for p in folder.glob("*.json")) if folder.is_dir() else []
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
+def test_a_warm_run_writes_the_report_of_a_run_without_the_cache_from_one_file(tree, fmt):
+    want = fresh(tree, "--format", fmt, ".")
+    cold = run(tree, "--format", fmt, ".")
+    warm = run(tree, "--format", fmt, ".")
+    opened = cache_files_opened(tree, warm)
+    assert opened["results"] == [] and len(opened["reports"]) == 1
+    for ran in (cold, warm):
+        assert (untimed(ran.stdout), ran.stderr, ran.status) == (untimed(want.stdout), want.stderr, want.status)
+    if fmt == "text":  # the time is this run's
+        assert TIME.search(warm.stdout)
+
+
+def test_a_changed_sourced_file_gives_the_new_report(tree):
+    run(tree, ".")
+    (tree / "lib.sh").write_text("A=(trainer.total_epoch=2)\n")  # a misspelled key
+    warm = run(tree, "--format", "json", ".")
+    assert warm.stdout == fresh(tree, "--format", "json", ".").stdout
+    assert any(f["rule"] == "override-missing-key" for f in json.loads(warm.stdout)["findings"])
+    assert warm.status == 1
+
+
+def test_a_new_script_in_the_folder_gives_the_new_report(tree):
+    before = len(json.loads(run(tree, "--format", "json", ".").stdout)["scripts"])
+    (tree / "new.sh").write_text("#!/usr/bin/env bash\nA=(trainer.total_epochs=4)\n" + LAUNCH)
+    warm = run(tree, "--format", "json", ".")
+    assert len(json.loads(warm.stdout)["scripts"]) == before + 1
+    assert warm.stdout == fresh(tree, "--format", "json", ".").stdout
+
+
+@pytest.mark.parametrize("argv", [("--strict",), ("--quiet",), ("--format", "json"), ("--color", "always")])
+def test_an_option_that_shapes_the_report_gives_its_own_report(tree, argv):
+    (tree / "warn.sh").write_text("#!/usr/bin/env bash\nA=(trainer.total_epochs=1 trainer.total_epochs=2)\n" + LAUNCH)
+    plain = run(tree, ".")
+    assert "[duplicate-key]" in plain.stdout and plain.status == 0
+    warm = run(tree, *argv, ".")
+    want = fresh(tree, *argv, ".")
+    assert want.stdout != plain.stdout or want.status != plain.status  # the option changes the report
+    assert (untimed(warm.stdout), warm.stderr, warm.status) == (untimed(want.stdout), want.stderr, want.status)
+
+
+def test_a_severity_in_the_projects_settings_gives_its_own_report(tree):
+    (tree / "lib.sh").write_text("A=(trainer.total_epoch=2)\n")
+    assert run(tree, ".").status == 1
+    (tree / "pyproject.toml").write_text('[tool.validate-scripts]\nseverity = {"override-missing-key" = "off"}\n')
+    warm = run(tree, "--format", "json", ".")
+    assert warm.status == 0 and warm.stdout == fresh(tree, "--format", "json", ".").stdout
+
+
+def test_an_altered_report_is_not_written(tree):
+    run(tree, "--format", "json", ".")
+    (kept,) = reports(tree)
+    with open(kept, "rb") as fh:
+        data = fh.read()
+    forged = data.replace(b'"status":0', b'"status":1') if b'"status":0' in data else data.replace(b"alone", b"alonf")
+    assert forged != data
+    with open(kept, "wb") as fh:
+        fh.write(forged)
+    warm = run(tree, "--format", "json", ".")
+    want = fresh(tree, "--format", "json", ".")
+    assert (warm.stdout, warm.status) == (want.stdout, want.status)
+
+
+def test_no_report_is_kept_of_a_run_that_reads_the_machine_or_standard_input(tree):
+    run(tree, "--profile", "current", ".")
+    run(tree, "-", stdin=(tree / "alone.sh").read_text())
+    run(tree, "--diff", ".")
+    assert reports(tree) == []
+    run(tree, ".")
+    assert len(reports(tree)) == 1
