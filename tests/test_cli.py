@@ -257,9 +257,15 @@ def test_cache_round_trip_and_corruption(tmp_path, capsys, monkeypatch):
     second = run(capsys, "--format", "json", path)
     assert first == second
     results = tmp_path / "cache" / "verl-preflight" / "results"
-    assert results.is_dir()  # the per-script results: dropped below so the config cache is read again
+    reports = tmp_path / "cache" / "verl-preflight" / "reports"
+    assert results.is_dir() and reports.is_dir()  # dropped below so the config cache is read again
+
+    def drop_kept():
+        shutil.rmtree(results)
+        shutil.rmtree(reports)
+
     files[0].write_text('{"format": 3, "tree": "x", "snapshots": {"forged": 1}')
-    shutil.rmtree(results)
+    drop_kept()
     third = run(capsys, "--format", "json", path)
     assert third == first
     tag, _, payload = files[0].read_bytes().partition(b"\n")
@@ -268,7 +274,7 @@ def test_cache_round_trip_and_corruption(tmp_path, capsys, monkeypatch):
     # a well-formed document whose tag is not this user's key's is not trusted either
     data["snapshots"] = {k: {"tree": {}} for k in data["snapshots"]}
     files[0].write_bytes(tag + b"\n" + json.dumps(data).encode())
-    shutil.rmtree(results)
+    drop_kept()
     assert run(capsys, "--format", "json", path) == first
 
 
