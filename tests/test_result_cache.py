@@ -325,6 +325,7 @@ def test_a_relative_source_is_resolved_from_this_run(tree):
     assert _cli(tree, script, cwd=tree / "a") == []
 
 
+@pytest.mark.slow
 def test_a_result_is_spelled_as_this_run_names_the_script(tree):
     """Warm or cold, each spelling of the path gets the report a run without the cache gives."""
     import subprocess
@@ -399,3 +400,28 @@ def test_facts_derived_from_sources_are_kept_while_the_sources_are_unchanged(tre
     (root / "mod.py").write_text("LIMIT = 2\n")
     new_run()
     assert limit(str(root)) == ("LIMIT = 2",) and len(calls) == 2
+
+
+def _key_after(barrier, out, i):
+    from verl_preflight import cache_files
+
+    barrier.wait()
+    key = cache_files._key()
+    out[i] = key.hex() if key else ""
+
+
+def test_runs_starting_together_on_an_empty_cache_read_one_whole_key(tree):
+    """The key is written whole and then linked into place: no run reads a key being written
+    (which would be no key: that run without a cache) or makes a second one."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    barrier, out = ctx.Barrier(6), ctx.Manager().dict()
+    procs = [ctx.Process(target=_key_after, args=(barrier, out, i)) for i in range(6)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    keys = set(out.values())
+    assert len(out) == 6 and len(keys) == 1 and "" not in keys
+    assert os.listdir(tree / "cache" / "verl-preflight") == ["key"]  # no temporary file left

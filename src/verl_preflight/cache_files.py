@@ -99,15 +99,9 @@ def _key_in(root: str) -> bytes | None:
         try:
             fd = os.open(path, flags)
         except FileNotFoundError:
-            try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-            except FileExistsError:
-                continue  # another run made it first: read theirs
-            except OSError:
+            if not _publish_key(path):
                 return None
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(os.urandom(KEY_BYTES))
-            continue
+            continue  # ours, or another run's that was published first: read it
         except OSError:
             return None
         with os.fdopen(fd, "rb") as fh:
@@ -118,6 +112,45 @@ def _key_in(root: str) -> bytes | None:
             key = fh.read(KEY_BYTES + 1)
         return key if len(key) == KEY_BYTES else None
     return None
+
+
+def _publish_key(path: str) -> bool:
+    """A new key written whole beside `path`, then linked to it: a run that starts at the same
+    moment reads a whole key, never a file still being written. False when it cannot be made."""
+    fresh = f"{path}.{os.getpid()}.{os.urandom(4).hex()}"
+    try:
+        fd = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except OSError:
+        return False
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(os.urandom(KEY_BYTES))
+        try:
+            os.link(fresh, path)
+        except FileExistsError:
+            pass  # another run published its key first
+        except OSError:  # a file system without hard links: made in place
+            return _write_key_in_place(path)
+        return True
+    except OSError:
+        return False
+    finally:
+        try:
+            os.unlink(fresh)
+        except OSError:
+            pass
+
+
+def _write_key_in_place(path: str) -> bool:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except FileExistsError:
+        return True
+    except OSError:
+        return False
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(os.urandom(KEY_BYTES))
+    return True
 
 
 def _key() -> bytes | None:
