@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..derived import kept
-from ._pyast import parse_file
+from ._pyast import parse_file, parse_mentioning
 from ._pyeval import UNKNOWN, Evaluator, Failure, Node, Obj, V
 
 BUDGET_SUFFIX = "max_token_len_per_gpu"
@@ -191,7 +191,7 @@ def _factors(root: str) -> dict:
         rel = _rel(root, path)
         if "/rollout/" in rel:
             continue
-        tree = parse_file(path)
+        tree = parse_mentioning(path, "max_token_len", "assign_non_tensor")
         if tree is None:
             continue
         engine = _engine_of(rel)
@@ -223,7 +223,7 @@ def _budget_keys(root: str) -> frozenset:
     found = set()
     for part in ("workers", "trainer"):
         for path in _py_files(root, part):
-            tree = parse_file(path)
+            tree = parse_mentioning(path, BUDGET_SUFFIX)
             if tree is None:
                 continue
             for node in ast.walk(tree):
