@@ -43,5 +43,9 @@ def config_cache(config_source):
 
 @pytest.fixture(autouse=True)
 def _private_cache_dir(tmp_path_factory, monkeypatch):
-    """Tests never touch the user's cache."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "xdg-cache"))
+    """Tests never touch the user's cache. The workers of one session share one (what a check
+    derives from a release's sources and composes is kept once, as on a user's machine); a
+    test of the cache itself sets its own."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # the session's folder
+    monkeypatch.setenv("XDG_CACHE_HOME", str(shared / "xdg-cache"))
