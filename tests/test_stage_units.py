@@ -157,6 +157,7 @@ def test_workers_of_one_run_compose_a_config_once(tmp_path, monkeypatch):
         return real(*args)
 
     monkeypatch.setattr(tree, "compose_raw", counting)
+    monkeypatch.setattr(tree, "_COMPOSED", {})  # two workers: two processes, nothing composed yet
     first, second = (tree.ConfigCache(tree.locate(None), use_disk=False) for _ in range(2))
     first.shared_dir = second.shared_dir = str(tmp_path)
     a = first.snapshot("ppo_trainer", ())
@@ -226,3 +227,31 @@ def test_a_snapshot_that_cannot_be_written_lets_the_others_compose(tmp_path):
     start = time.monotonic()
     assert tree.SharedSnapshots(str(tmp_path), key).claim() is None
     assert time.monotonic() - start < tree.SharedSnapshots.WAIT / 2
+
+
+def test_a_process_composes_a_tree_once_for_all_its_runs_and_again_when_it_changes(tmp_path, monkeypatch):
+    """The runs of one process (the language server's, `--verl A --verl B`) share what they
+    composed, keyed by the tree's content: an edited tree is composed anew."""
+    import shutil
+
+    import verl_preflight.hydra_stage.tree as tree
+
+    composed = []
+    real = tree.compose_raw
+
+    def counting(*args):
+        composed.append(args[1:])
+        return real(*args)
+
+    monkeypatch.setattr(tree, "compose_raw", counting)
+    monkeypatch.setattr(tree, "_COMPOSED", {})
+    folder = tmp_path / "config"
+    shutil.copytree(tree.locate(None).path, folder)
+    source = tree.locate(str(folder))
+    for _ in range(3):  # three runs, each with its own cache
+        tree.ConfigCache(source, use_disk=False).composed("ppo_trainer", ())
+    assert composed == [("ppo_trainer", [])]
+    trainer = folder / "ppo_trainer.yaml"
+    trainer.write_text(trainer.read_text() + "\nextra_key_of_this_edit: 1\n")
+    cfg = tree.ConfigCache(tree.locate(str(folder)), use_disk=False).composed("ppo_trainer", ())
+    assert len(composed) == 2 and cfg.extra_key_of_this_edit == 1
