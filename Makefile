@@ -10,7 +10,7 @@ ASCEND_STACK := $(VENV)/ascend-stack.json
 VERL_WHEELS := 0.9.1 0.9.0 0.8.0 0.7.1 0.7.0 0.6.1 0.6.0 0.5.0 0.4.1 0.4.0 0.3.0.post1 0.2.0.post2
 MEGATRON_WHEELS := 0.11.0 0.12.0 0.12.1 0.12.2 0.13.0 0.13.1 0.14.0 0.15.0 0.15.1 0.15.2 0.16.0
 
-.PHONY: validate test setup bench docs fuzz clean
+.PHONY: validate test test-slow check setup bench docs fuzz clean
 
 setup: $(STAMP) $(ASCEND_STACK)
 
@@ -43,9 +43,17 @@ $(ASCEND_STACK): requirements-ascend-base.txt requirements-ascend.txt tools/reso
 validate: $(STAMP)
 	$(VPY) tools/validate_scripts.py examples
 
-# tests in 2+ worker processes (pytest-xdist); bytecode is kept so the many subprocesses start fast
+# tests in 2+ worker processes (pytest-xdist); bytecode is kept so the many subprocesses start fast.
+# `test`: the quick tier (every rule's fixtures, every stage); `test-slow`: the differential and
+# corpus proofs and the commands run end to end (tests marked slow); `check`: both, as CI runs them
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(VPY) -m pytest -n auto --dist worksteal
 test: $(STAMP) $(ASCEND_STACK)
-	env -u PYTHONDONTWRITEBYTECODE $(VPY) -m pytest -n auto --dist worksteal
+	$(PYTEST) -m "not slow"
+
+test-slow: $(STAMP) $(ASCEND_STACK)
+	$(PYTEST) -m slow
+
+check: test test-slow
 
 bench: $(STAMP)
 	$(VPY) bench/bench_validate.py

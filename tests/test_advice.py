@@ -96,6 +96,7 @@ def _scripts() -> list[str]:
     return out
 
 
+@pytest.mark.slow
 def test_no_advice_is_refused_by_another_finding_of_the_run(tmp_path):
     """Every `+key` a finding advises is a key no other finding of the same script and profile
     says verl refuses (config-field: the dataclass lacks it; override-append-existing: it is there)."""

@@ -326,6 +326,7 @@ def test_color_only_when_asked(tmp_path, capsys, monkeypatch):
     assert "\033[" not in auto
 
 
+@pytest.mark.slow
 def test_jobs_give_identical_output(tmp_path, monkeypatch):
     """-j N: the same output, in the same order, for any N (cold and warm caches)."""
     outs = []

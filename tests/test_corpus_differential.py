@@ -42,7 +42,10 @@ PROFILES = (
 RECORD_SEP = "\x1e"
 NOBODY = 65534
 
-pytestmark = pytest.mark.skipif(not os.path.isdir(CORPUS), reason="no ../shared/corpus (a fresh clone has none)")
+pytestmark = [
+    pytest.mark.slow,  # the slow tier (make test-slow): real bash over the corpus
+    pytest.mark.skipif(not os.path.isdir(CORPUS), reason="no ../shared/corpus (a fresh clone has none)"),
+]
 
 # One stub for every command name; it records verl launches wherever they are
 # (python3 -m verl..., torchrun ... -m verl..., ray job submit -- python3 -m verl...).

@@ -28,9 +28,12 @@ from conftest import SHARED
 from verl_preflight.cli import main
 
 CORPUS = os.path.join(SHARED, "corpus")
-pytestmark = pytest.mark.skipif(
-    not os.path.isdir(CORPUS), reason="../shared/corpus is absent (a fresh clone has no ../shared)"
-)
+pytestmark = [
+    pytest.mark.slow,  # the slow tier (make test-slow): every corpus script checked
+    pytest.mark.skipif(
+        not os.path.isdir(CORPUS), reason="../shared/corpus is absent (a fresh clone has no ../shared)"
+    ),
+]
 
 TRUE, FALSE, UNSURE = "TRUE", "FALSE", "UNSURE"
 V07 = "verl-v0.7.0"

@@ -13,7 +13,10 @@ import os
 import subprocess
 import sys
 
+import pytest
 from conftest import FIXTURES, ROOT
+
+pytestmark = pytest.mark.slow  # the slow tier (make test-slow): the same tree under load and worker counts
 
 TOOL = os.path.join(ROOT, "tools", "validate_scripts.py")
 BURN = "while True:\n    pass\n"

@@ -17,6 +17,8 @@ from conftest import write_file as write
 
 from verl_preflight.cli import main
 
+pytestmark = pytest.mark.slow  # the slow tier (make test-slow): every README command run as written
+
 EXAMPLES = os.path.join(ROOT, "examples")
 Q35 = os.path.join(EXAMPLES, "grpo_trainer", "run_qwen3_5_35b_megatron.sh")
 TOOL = os.path.join(ROOT, "tools", "validate_scripts.py")

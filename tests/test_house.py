@@ -115,6 +115,7 @@ def _cli(*args, cache: bool = False):
     )
 
 
+@pytest.mark.slow
 def test_no_placeholder_reaches_any_report():
     scripts = _scripts()
     assert len(scripts) > 40
@@ -153,6 +154,7 @@ def test_render_shows_only_what_the_script_wrote(tmp_path):
     assert [f for f in doc["findings"] if f["rule"] == "override-error"] == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_output_does_not_depend_on_jobs(jobs, tmp_path):
     scripts = _scripts()[:24]

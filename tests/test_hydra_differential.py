@@ -27,6 +27,8 @@ from verl_preflight.hydra_stage import tree as verl_config
 from verl_preflight.hydra_stage.check import check_overrides
 from verl_preflight.hydra_stage.tree import copy_composed, release_copy
 
+pytestmark = pytest.mark.slow  # the slow tier (make test-slow): real Hydra composing generated override lists
+
 N_LISTS = 2100
 N_COMPOSE_SAMPLE = 60
 SEED = 20261129

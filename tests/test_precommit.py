@@ -16,6 +16,8 @@ import sys
 import pytest
 from conftest import ROOT
 
+pytestmark = pytest.mark.slow  # the slow tier (make test-slow): pre-commit builds its hook environment
+
 PRE_COMMIT = os.path.join(os.path.dirname(sys.executable), "pre-commit")
 WHEELS = os.path.join(ROOT, ".venv", "wheels")
 

@@ -132,6 +132,7 @@ def test_a_script_of_many_switches_is_not_capped_and_the_report_says_what_is_cov
     assert "many.sh: note: profiles checked: every arm covered and " + covered in text
 
 
+@pytest.mark.slow
 def test_the_same_profiles_on_every_run_and_for_any_jobs(tmp_path, capsys):
     paths = [write_file(tmp_path, f"many{i}.sh", MANY) for i in range(8)]
 

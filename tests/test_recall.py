@@ -39,6 +39,8 @@ import pytest
 import yaml
 from conftest import ROOT
 
+pytestmark = pytest.mark.slow  # the slow tier (make test-slow): the reported launch mistakes, each checked
+
 RECALL = os.path.join(ROOT, "tests", "recall")
 CASES_DIR = os.path.join(RECALL, "cases")
 WHEELS = os.path.join(ROOT, ".venv", "wheels")

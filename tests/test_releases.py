@@ -35,6 +35,7 @@ def test_release_tree_is_unpacked_once(tmp_path, monkeypatch, capsys):
     assert '"verl_version": "0.9.1"' in first
 
 
+@pytest.mark.slow
 def test_fetching_a_release_runs_no_code_of_the_working_directory(tmp_path, monkeypatch, capsys):
     """`pip download` runs isolated from an empty folder: a pip.py where the user stands is not imported."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
@@ -48,6 +49,7 @@ def test_fetching_a_release_runs_no_code_of_the_working_directory(tmp_path, monk
     assert (tmp_path / "cache" / "verl-preflight" / "releases" / "0.8.0" / "verl").is_dir()
 
 
+@pytest.mark.slow
 def test_compatibility_matrix(capsys):
     code = main(["--verl", "0.9.1", "--verl", "0.8.0", Q35, REGRESSION])
     lines = capsys.readouterr().out.splitlines()
@@ -121,6 +123,7 @@ def test_matrix_honours_format_quiet_strict_and_severity(tmp_path, capsys, monke
     assert main(["--strict", *args]) == 1  # only warnings remain: they fail with --strict
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", ["0.4.1", "0.7.0"])
 @pytest.mark.parametrize("kl_loss", ["True", "False"])
 def test_reference_policy_follows_the_role_mapping_main_ppo_builds(version, kl_loss, tmp_path, capsys, monkeypatch):

@@ -111,6 +111,7 @@ def test_a_changed_sourced_file_gives_the_new_report(tree):
     assert warm.status == 1
 
 
+@pytest.mark.slow
 def test_a_new_script_in_the_folder_gives_the_new_report(tree):
     before = len(json.loads(run(tree, "--format", "json", ".").stdout)["scripts"])
     (tree / "new.sh").write_text("#!/usr/bin/env bash\nA=(trainer.total_epochs=4)\n" + LAUNCH)
@@ -119,6 +120,7 @@ def test_a_new_script_in_the_folder_gives_the_new_report(tree):
     assert warm.stdout == fresh(tree, "--format", "json", ".").stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv", [("--strict",), ("--quiet",), ("--format", "json"), ("--color", "always")])
 def test_an_option_that_shapes_the_report_gives_its_own_report(tree, argv):
     (tree / "warn.sh").write_text("#!/usr/bin/env bash\nA=(trainer.total_epochs=1 trainer.total_epochs=2)\n" + LAUNCH)
@@ -130,6 +132,7 @@ def test_an_option_that_shapes_the_report_gives_its_own_report(tree, argv):
     assert (untimed(warm.stdout), warm.stderr, warm.status) == (untimed(want.stdout), want.stderr, want.status)
 
 
+@pytest.mark.slow
 def test_a_severity_in_the_projects_settings_gives_its_own_report(tree):
     (tree / "lib.sh").write_text("A=(trainer.total_epoch=2)\n")
     assert run(tree, ".").status == 1
@@ -138,6 +141,7 @@ def test_a_severity_in_the_projects_settings_gives_its_own_report(tree):
     assert warm.status == 0 and warm.stdout == fresh(tree, "--format", "json", ".").stdout
 
 
+@pytest.mark.slow
 def test_an_altered_report_is_not_written(tree):
     run(tree, "--format", "json", ".")
     (kept,) = reports(tree)
@@ -152,6 +156,7 @@ def test_an_altered_report_is_not_written(tree):
     assert (warm.stdout, warm.status) == (want.stdout, want.status)
 
 
+@pytest.mark.slow
 def test_no_report_is_kept_of_a_run_that_reads_the_machine_or_standard_input(tree):
     run(tree, "--profile", "current", ".")
     run(tree, "-", stdin=(tree / "alone.sh").read_text())

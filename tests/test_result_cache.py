@@ -135,6 +135,7 @@ def test_the_cli_gives_the_same_output_warm(tree, capsys):
     assert capsys.readouterr().out == cold
 
 
+@pytest.mark.slow
 def test_a_fully_warm_run_loads_neither_hydra_nor_the_composition_cache(tree):
     """An unchanged tree: every result from the cache, so nothing of Hydra or OmegaConf is
     imported and the compositions kept on disk are not read (interpreter start-up and the
@@ -280,6 +281,7 @@ def _cli(tree, *argv, cwd=None) -> str:
     return [(f["rule"], f["message"]) for f in json.loads(proc.stdout)["findings"]]
 
 
+@pytest.mark.slow
 def test_an_edited_model_config_rechecks(tree):
     import json
 
@@ -300,6 +302,7 @@ def test_an_edited_model_config_rechecks(tree):
     assert not any(r == "model-shape" for r, _ in again)
 
 
+@pytest.mark.slow
 def test_an_edited_verl_source_rechecks(tree):
     """A name registered in verl's Python (not its YAML): the cached result must not outlive the edit."""
     verl = tree / "verl"
@@ -312,6 +315,7 @@ def test_an_edited_verl_source_rechecks(tree):
     assert "config-value" not in {r for r, _ in _cli(tree, "--verl-config", config, "est.sh")}
 
 
+@pytest.mark.slow
 def test_a_relative_source_is_resolved_from_this_run(tree):
     """The same script, run from two folders whose ./settings.sh differ: each gets its own result."""
     for name, key in (("a", "total_epochs"), ("b", "total_epoch")):

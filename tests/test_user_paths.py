@@ -11,6 +11,8 @@ import pytest
 from verl_preflight.cli import main
 from verl_preflight.user_paths import shown, under
 
+pytestmark = pytest.mark.slow  # the slow tier (make test-slow): the CLI run from several folders in every format
+
 SOURCED = "COMMON=(\n    actor_rollout_ref.actor.ppo_mini_batchsize=8\n)\n"
 RUN = 'source "$(dirname "$0")/common.sh"\npython3 -m verl.trainer.main_ppo "${COMMON[@]}" "$@"\n'
 

