@@ -19,15 +19,15 @@ from __future__ import annotations
 
 import ast
 import os
-from functools import lru_cache
 
+from ..derived import kept
 from ._pyast import parse_file
 from ..source import read_source
 
 BUILDER = "omega_conf_to_dataclass"
 
 
-@lru_cache(maxsize=8)
+@kept
 def built_suffixes(verl_root: str) -> frozenset | None:
     """{(attr, ...)} of the sections some call site builds; None when the package has no such
     call at all (a verl without config dataclasses, or a partial copy: nothing can be told)."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import os
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ._pyast import parse_file
 from ._pyeval import _TAINT, UNKNOWN, Evaluator, Members, Node, Obj
@@ -68,8 +69,10 @@ class EntryCheck:
         return f"{path} {self.node.name}"
 
 
-def entry_checks(verl_root: str, entry_module_file: str | None) -> list[EntryCheck]:
-    """The config checks the entry point's driver runs at this version (module docstring)."""
+@lru_cache(maxsize=32)
+def entry_checks(verl_root: str, entry_module_file: str | None) -> tuple[EntryCheck, ...]:
+    """The config checks the entry point's driver runs at this version (module docstring); read
+    once a process (the syntax trees it holds are parse_file's, read once too)."""
     out = []
     text = _read(entry_module_file) if entry_module_file else ""
     roles = role_writes(verl_root, entry_module_file) if text else None
@@ -86,7 +89,7 @@ def entry_checks(verl_root: str, entry_module_file: str | None) -> list[EntryChe
         if fn is not None and init is not None and "_validate_config" in ast.unparse(init):
             # the constructor, for what it decides before it calls the check (use_critic)
             out.append(EntryCheck("verl.trainer.ppo.ray_trainer", init, "trainer", cls, roles=roles))
-    return out
+    return tuple(out)
 
 
 def _function(tree, name: str):
@@ -99,7 +102,7 @@ def _read(path: str) -> str:
     return read_source(path, errors="replace") or ""
 
 
-def evaluate(registry, view, checks: list[EntryCheck]) -> Evaluation:
+def evaluate(registry, view, checks) -> Evaluation:
     """Each check over the launch's config: every failure met, and the sections built."""
     out = Evaluation(checks=[c.name for c in checks])
     for check in checks:
