@@ -25,6 +25,42 @@ def run_cli(capsys, *args):
     return code, out, err
 
 
+# The command line as a program for `python -c PROGRAM ARG...` that, after the run, says on
+# the last line of standard error what it opened and which of Hydra's modules it imported:
+# `SPIED {"opened": [...], "loaded": [...]}` (spied_run reads it). Its exit status is the run's.
+SPIED_CLI = (
+    "import sys, builtins, json\n"
+    f"sys.path.insert(0, {os.path.join(ROOT, 'src')!r})\n"
+    "opened = []\n"
+    "real_open = builtins.open\n"
+    "def spy(file, *a, **k):\n"
+    "    opened.append(str(file))\n"
+    "    return real_open(file, *a, **k)\n"
+    "builtins.open = spy\n"
+    "from verl_preflight.cli import main\n"
+    "try:\n"
+    "    code = main(sys.argv[1:])\n"
+    "finally:\n"
+    "    builtins.open = real_open\n"
+    "    loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('hydra', 'omegaconf', 'antlr4'))\n"
+    "    print('SPIED ' + json.dumps({'opened': opened, 'loaded': loaded}), file=sys.stderr)\n"
+    "sys.exit(code)\n"
+)
+
+
+def spied_run(argv, **kwargs):
+    """(completed process with the SPIED line taken off its stderr, what it opened, the Hydra
+    modules it loaded): the command line run as SPIED_CLI."""
+    import json
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-c", SPIED_CLI, *argv], capture_output=True, text=True, **kwargs)
+    lines = proc.stderr.splitlines()
+    spied = json.loads(lines[-1][len("SPIED ") :])
+    proc.stderr = "".join(line + "\n" for line in lines[:-1])
+    return proc, spied["opened"], spied["loaded"]
+
+
 def write_file(tmp_path, name: str, text: str) -> str:
     path = tmp_path / name
     path.write_text(text)

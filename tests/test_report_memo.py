@@ -10,11 +10,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 
 import pytest
-from conftest import ROOT
+from conftest import spied_run
 
 LAUNCH = (
     "python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "
@@ -22,25 +20,6 @@ LAUNCH = (
     '"${A[@]}" "$@"\n'
 )
 TIME = re.compile(r"\(\d+\.\d\ds\)\n\Z")
-
-# the command line under a spy: which files of the cache it opened
-PROBE = (
-    "import sys, builtins\n"
-    f"sys.path.insert(0, {os.path.join(ROOT, 'src')!r})\n"
-    "opened = []\n"
-    "real_open = builtins.open\n"
-    "def spy(file, *a, **k):\n"
-    "    opened.append(str(file))\n"
-    "    return real_open(file, *a, **k)\n"
-    "builtins.open = spy\n"
-    "from verl_preflight.cli import main\n"
-    "try:\n"
-    "    code = main(sys.argv[1:])\n"
-    "finally:\n"
-    "    builtins.open = real_open\n"
-    "    print('OPENED ' + __import__('json').dumps(opened), file=sys.stderr)\n"
-    "sys.exit(code)\n"
-)
 
 
 @pytest.fixture
@@ -52,21 +31,16 @@ def tree(tmp_path):
 
 
 class Ran:
-    def __init__(self, proc):
-        lines = proc.stderr.splitlines()
-        self.opened = json.loads(lines[-1][len("OPENED ") :])
-        self.stderr = "\n".join(lines[:-1])
-        self.stdout, self.status = proc.stdout, proc.returncode
+    def __init__(self, proc, opened):
+        self.opened, self.stderr, self.stdout, self.status = opened, proc.stderr, proc.stdout, proc.returncode
 
 
 def run(tree, *argv, stdin=None) -> Ran:
     env = dict(os.environ, XDG_CACHE_HOME=str(tree / "cache"))
     env.pop("NO_COLOR", None)
-    proc = subprocess.run(
-        [sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, env=env, cwd=tree, input=stdin
-    )
+    proc, opened, _ = spied_run(argv, env=env, cwd=tree, input=stdin)
     assert proc.returncode in (0, 1), proc.stderr
-    return Ran(proc)
+    return Ran(proc, opened)
 
 
 def fresh(tree, *argv) -> Ran:

@@ -10,7 +10,7 @@ import os
 import shutil
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, spied_run
 
 from verl_preflight.hydra_stage.tree import ConfigCache, ConfigCaches, locate
 from verl_preflight.result_cache import ResultCache
@@ -140,33 +140,13 @@ def test_a_fully_warm_run_loads_neither_hydra_nor_the_composition_cache(tree):
     """An unchanged tree: every result from the cache, so nothing of Hydra or OmegaConf is
     imported and the compositions kept on disk are not read (interpreter start-up and the
     result cache are all a warm run costs)."""
-    import json
-    import subprocess
-    import sys
-
-    probe = (
-        "import sys, builtins\n"
-        f"sys.path.insert(0, {os.path.join(ROOT, 'src')!r})\n"
-        "opened = []\n"
-        "real_open = builtins.open\n"
-        "def spy(file, *a, **k):\n"
-        "    opened.append(str(file))\n"
-        "    return real_open(file, *a, **k)\n"
-        "builtins.open = spy\n"
-        "from verl_preflight.cli import main\n"
-        "code = main(['--format', 'json', *sys.argv[1:]])\n"
-        "builtins.open = real_open\n"
-        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('hydra', 'omegaconf', 'antlr4'))\n"
-        "print(__import__('json').dumps({'loaded': loaded, 'opened': opened}), file=sys.stderr)\n"
-    )
     env = dict(os.environ, XDG_CACHE_HOME=str(tree / "cache"))
-    first = subprocess.run([sys.executable, "-c", probe, *FILES], capture_output=True, text=True, env=env)
-    assert json.loads(first.stderr.strip().splitlines()[-1])["loaded"]  # the cold run composes
-    warm = subprocess.run([sys.executable, "-c", probe, *FILES], capture_output=True, text=True, env=env)
-    seen = json.loads(warm.stderr.strip().splitlines()[-1])
-    assert seen["loaded"] == []
+    first, _, loaded = spied_run(["--format", "json", *FILES], env=env)
+    assert loaded  # the cold run composes
+    warm, opened, loaded = spied_run(["--format", "json", *FILES], env=env)
+    assert loaded == []
     compositions = os.path.join(str(tree / "cache"), "verl-preflight", "compositions")
-    assert not [p for p in seen["opened"] if p.startswith(compositions) and p.endswith(".json")]
+    assert not [p for p in opened if p.startswith(compositions) and p.endswith(".json")]
     assert warm.stdout == first.stdout
 
 

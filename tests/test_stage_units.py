@@ -144,9 +144,9 @@ def test_policies_over_a_hand_built_view(rule, settings, fires):
     assert bool(found) == fires, found
 
 
-def test_workers_of_one_run_compose_a_config_once(tmp_path, monkeypatch):
-    """-j workers share compositions through the run's folder: the first composes and
-    publishes, the next reads the same snapshot instead of composing again."""
+def compositions(monkeypatch) -> list:
+    """The (config name, group overrides) of each real composition from now on, in a process
+    that has composed nothing yet."""
     import verl_preflight.hydra_stage.tree as tree
 
     composed = []
@@ -157,7 +157,16 @@ def test_workers_of_one_run_compose_a_config_once(tmp_path, monkeypatch):
         return real(*args)
 
     monkeypatch.setattr(tree, "compose_raw", counting)
-    monkeypatch.setattr(tree, "_COMPOSED", {})  # two workers: two processes, nothing composed yet
+    monkeypatch.setattr(tree, "_COMPOSED", {})
+    return composed
+
+
+def test_workers_of_one_run_compose_a_config_once(tmp_path, monkeypatch):
+    """-j workers share compositions through the run's folder: the first composes and
+    publishes, the next reads the same snapshot instead of composing again."""
+    import verl_preflight.hydra_stage.tree as tree
+
+    composed = compositions(monkeypatch)  # two workers: two processes, nothing composed yet
     first, second = (tree.ConfigCache(tree.locate(None), use_disk=False) for _ in range(2))
     first.shared_dir = second.shared_dir = str(tmp_path)
     a = first.snapshot("ppo_trainer", ())
@@ -236,15 +245,7 @@ def test_a_process_composes_a_tree_once_for_all_its_runs_and_again_when_it_chang
 
     import verl_preflight.hydra_stage.tree as tree
 
-    composed = []
-    real = tree.compose_raw
-
-    def counting(*args):
-        composed.append(args[1:])
-        return real(*args)
-
-    monkeypatch.setattr(tree, "compose_raw", counting)
-    monkeypatch.setattr(tree, "_COMPOSED", {})
+    composed = compositions(monkeypatch)
     folder = tmp_path / "config"
     shutil.copytree(tree.locate(None).path, folder)
     source = tree.locate(str(folder))
