@@ -73,7 +73,7 @@ def run_one(path, caches, opts):
 
 
 def failed(path: str, why: str):
-    from .validate import ScriptResult
+    from .results import ScriptResult
 
     return ScriptResult(path, findings=[InternalError.emit(Loc(path, 1, 1), f"not checked: {why}")])
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 import functools
 import os
 import re
-from dataclasses import dataclass, field
 
 from . import fix, suppressions
 from .findings import Finding, merge_findings, one_per_mistake
 from .options import Options  # noqa: F401  (validate.Options: the options every script is checked with)
+from .results import LaunchResult, ProfileResult, ScriptResult
 from .hydra_stage.check import check_launch, config_name_of
 from .hydra_stage.tree import ConfigCaches
 from .hydra_stage.tree import OWN_OPTIONS, has_source, in_verl
@@ -40,42 +40,6 @@ from .values import Assumption, Loc, Profile, Unknown, shown_path
 _STOPS = (NoteKind.INCOMPLETE, NoteKind.BUDGET)  # the notes that say where the evaluator stopped
 
 __all__ = ["Options", "ReadError", "ScriptResult", "validate_script"]
-
-
-@dataclass
-class LaunchResult:
-    line: int
-    module: str
-    config_name: str | None
-    overrides: list
-    spec: LaunchSpec | None = None
-    target: object = None  # target.Target: what the launch meets (device, stack, verl, config)
-    unchecked: str | None = None  # why the Hydra stage did not compose it (None: it did)
-    shown: object = None  # rendering.Shown: what `render` shows of it besides its words (render only)
-
-
-@dataclass
-class ProfileResult:
-    profile: Profile
-    status: str
-    launches: list
-    ended: tuple | None = None  # where it exits: (Loc, why, (function, Loc of its call) or None)
-    stopped: tuple | None = None  # where the evaluator could not follow it: (Loc, why)
-
-
-@dataclass
-class ScriptResult:
-    path: str
-    profiles: list = field(default_factory=list)
-    findings: list = field(default_factory=list)
-    fatal: str | None = None
-    deps: dict = field(default_factory=dict)  # every file read: path -> SHA-256 (None: unreadable)
-    reads: set = field(default_factory=set)  # variables the script (or what it sources) expands
-    reached: set = field(default_factory=set)  # (path, line, col) of every word passed to a launch (--fix)
-    coverage: object = None  # shell.profiles.Choice: the profiles chosen and what they cover (None: pinned)
-    unchecked: object = None  # reach.Unchecked: it names a verl entry point and no launch is checked
-    secrets: frozenset = frozenset()  # values reports mask (shell.evaluate.secret_values)
-    no_launch: object = None  # reach.NoLaunch: no profile launches verl, and what it runs instead
 
 
 def _traits(rule_id: str) -> tuple[str | None, str]:
