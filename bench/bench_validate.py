@@ -14,7 +14,7 @@ Prints ratios; nothing is asserted (machines are shared and noisy).
 Then, for real trees (the project's examples, and ../shared/corpus/verl-v0.7.0
 and ../shared/corpus/logic-rl, each with its own config tree, when they are
 there), in one run beside shellcheck on the same files: cold, warm, warm after
-touching one file, and the worst single script (in-process, cold, no cache),
+touching one file, cold with -j 1 and with -j 2, and the worst single script (in-process, cold, no cache),
 each with its ratio to shellcheck. Each is the best of three runs, shellcheck's
 too (the machine is shared: the minimum is the least disturbed).
 
@@ -133,6 +133,12 @@ def tree_rows(name: str, top: str, config: str | None, shellcheck: str | None) -
                 fh.write("\n# touched\n")
             touched = min(touched, timed(cmd, env)[0])
             sc = min(sc, timed([shellcheck, "-S", "warning", *files])[0]) if shellcheck else float("nan")
+        # -j 1 against -j 2, each cold (an empty cache for each run)
+        jobs = {}
+        for j in (1, 2):
+            for n in range(REPEAT):
+                env = _env(os.path.join(tmp, f"jobs{j}-{n}"))
+                jobs[j] = min(jobs.get(j, float("inf")), timed([*cmd[:2], "-j", str(j), *cmd[2:]], env)[0])
         start, _ = timed([sys.executable, "-c", "pass"], _env(tmp))
         worst, worst_path = worst_script(files, config)
 
@@ -145,6 +151,7 @@ def tree_rows(name: str, top: str, config: str | None, shellcheck: str | None) -
         (f"{name}: cold", ratio(cold)),
         (f"{name}: warm", ratio(warm)),
         (f"{name}: warm, one file touched", ratio(touched)),
+        (f"{name}: cold -j 1 / -j 2", f"{jobs[1]:.2f} s / {jobs[2]:.2f} s ({jobs[2] / jobs[1]:.2f}x)"),
         (f"{name}: worst single script (in-process, cold)", f"{worst:.2f} s ({os.path.relpath(worst_path, copy)})"),
         (f"{name}: python start-up alone", f"{start:.2f} s"),
     ]
