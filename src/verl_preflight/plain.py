@@ -32,6 +32,9 @@ _PACKAGE = __name__.rpartition(".")[0]
 _ATOMS = (str, int, float, bool, type(None))
 
 
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps(x, separators=...) without a new encoder a call
+
+
 class NotPlain(Exception):
     pass
 
@@ -50,29 +53,33 @@ class _Writer:
         self.index: dict[str, int] = {}  # an object's JSON text -> its index
         self.seen: dict[int, tuple] = {}  # id -> (its reference, the object, kept alive)
         self.sentinels = _sentinels()
+        self.dataclasses: set = set()  # the types found to be this package's dataclasses (not enums)
 
     def value(self, obj):
         t = type(obj)
         if t in _ATOMS:
             return obj
         if t is list:
-            return [self.value(x) for x in obj]
+            return [x if type(x) in _ATOMS else self.value(x) for x in obj]
         if t is tuple:
-            return {"t": [self.value(x) for x in obj]}
+            return {"t": [x if type(x) in _ATOMS else self.value(x) for x in obj]}
         if t is dict:
             if all(type(k) is str for k in obj):
-                return {"m": {k: self.value(v) for k, v in obj.items()}}
+                return {"m": {k: v if type(v) in _ATOMS else self.value(v) for k, v in obj.items()}}
             return {"d": [[self.value(k), self.value(v)] for k, v in obj.items()]}
         if t is set or t is frozenset:
-            return {"s" if t is set else "f": [self.value(x) for x in obj]}
+            return {"s" if t is set else "f": [x if type(x) in _ATOMS else self.value(x) for x in obj]}
         name = self.sentinels.get(id(obj))
         if name is not None:
             return {"o": name}
+        if t in self.dataclasses:
+            return self.dataclass(obj, t)
         if not t.__module__.startswith(_PACKAGE + "."):
             raise NotPlain(f"{t.__module__}.{t.__qualname__} is not kept in the cache")
         if isinstance(obj, enum.Enum):
             return {"e": f"{t.__module__[len(_PACKAGE) + 1:]}:{t.__qualname__}", "n": obj.name}
         if dataclasses.is_dataclass(obj):
+            self.dataclasses.add(t)
             return self.dataclass(obj, t)
         raise NotPlain(f"{t.__module__}.{t.__qualname__} is not kept in the cache")
 
@@ -80,12 +87,16 @@ class _Writer:
         known = self.seen.get(id(obj))
         if known is not None:
             return known[0]
-        c = self.class_index.get(t)
-        if c is None:
-            c = self.class_index[t] = len(self.classes)
+        found = self.class_index.get(t)
+        if found is None:
+            found = self.class_index[t] = len(self.classes), tuple(f.name for f in dataclasses.fields(obj))
             self.classes.append(f"{t.__module__[len(_PACKAGE) + 1:]}:{t.__qualname__}")
-        entry = [c, *(self.value(getattr(obj, f.name)) for f in dataclasses.fields(obj))]
-        text = json.dumps(entry, separators=(",", ":"))
+        c, names = found
+        entry = [c]
+        for name in names:
+            v = getattr(obj, name)
+            entry.append(v if type(v) in _ATOMS else self.value(v))
+        text = _ENCODE(entry)
         n = self.index.get(text)
         if n is None:
             n = self.index[text] = len(self.objects)
