@@ -225,23 +225,40 @@ def section_builds(builds, tree: dict, registry: Registry) -> dict[str, list[Str
     targets: dict[str, str] = {}
     _targets(tree, [], targets, registry)
     named = set(targets.values())
+    absolute, by_last = _chain_index(tuple(builds))
     out: dict[str, list[StructuredBuild]] = {}
     for path in _paths(tree):
         parts = tuple(path.split("."))
-        for build in builds:
-            for chain in build.chains:
-                if chain and chain[0] == "":  # an absolute section (HANDED)
-                    hit = parts == chain[1:]
-                else:
-                    chain = _strip(chain)
-                    hit = bool(chain) and parts[-len(chain) :] == chain
-                if not hit:
-                    continue
-                target = targets.get(path)
-                if target == build.cls or target is None and build.cls not in named:
-                    if build not in out.setdefault(path, []):
-                        out[path].append(build)
+        hits = list(absolute.get(parts, ()))
+        for order, chain, build in by_last.get(parts[-1], ()):
+            if parts[-len(chain) :] == chain:
+                hits.append((order, build))
+        if not hits:
+            continue
+        hits.sort(key=lambda h: h[0])  # the builds' order, then their chains' (as one loop over both)
+        target = targets.get(path)
+        for _, build in hits:
+            if target == build.cls or target is None and build.cls not in named:
+                if build not in out.setdefault(path, []):
+                    out[path].append(build)
     return out
+
+
+@lru_cache(maxsize=8)
+def _chain_index(builds: tuple) -> tuple[dict, dict]:
+    """The builds' chains once per process: {absolute section parts: [(order, build)]} and {a
+    relative chain's last name: [(order, chain, build)]}, order being (build index, chain index)."""
+    absolute: dict = {}
+    by_last: dict = {}
+    for i, build in enumerate(builds):
+        for j, chain in enumerate(build.chains):
+            if chain and chain[0] == "":  # an absolute section (HANDED)
+                absolute.setdefault(chain[1:], []).append(((i, j), build))
+                continue
+            chain = _strip(chain)
+            if chain:
+                by_last.setdefault(chain[-1], []).append(((i, j), chain, build))
+    return absolute, by_last
 
 
 def _paths(tree, prefix=""):
