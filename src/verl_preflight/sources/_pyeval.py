@@ -561,12 +561,12 @@ class Evaluator:
         if self.frames:
             self.frames[-1].skipped = True
         for stmt in stmts:
-            for node in ast.walk(stmt):
+            for node, targets, handler in _havoc_walk(stmt):
                 if self.watch is not None and node in self.watch.nodes:
                     self.watch(node, scope, module, False)
-                for target in _targets(node):
+                for target in targets:
                     self.forget(target, scope, module)
-                if isinstance(node, ast.ExceptHandler) and node.name:
+                if handler:
                     scope[node.name] = UNKNOWN
 
     def forget(self, target, scope: dict, module: str) -> None:
@@ -1295,6 +1295,22 @@ def _chain(guards: list) -> list:
         i -= 1
         out.insert(0, guards[i])
     return out
+
+
+_HAVOC_WALKS: dict[int, tuple] = {}  # id(statement) -> (the statement, kept alive; its walk)
+
+
+def _havoc_walk(stmt) -> tuple:
+    """The nodes of a statement as ast.walk gives them, each with what it assigns (_targets) and
+    whether it is an `except ... as name`: once per statement a process, not once per havoc."""
+    found = _HAVOC_WALKS.get(id(stmt))
+    if found is None or found[0] is not stmt:
+        walk = tuple(
+            (node, tuple(_targets(node)), isinstance(node, ast.ExceptHandler) and bool(node.name))
+            for node in ast.walk(stmt)
+        )
+        found = _HAVOC_WALKS[id(stmt)] = (stmt, walk)
+    return found[1]
 
 
 def _targets(node) -> list:
