@@ -821,6 +821,7 @@ def _engine_source(view, engine) -> tuple[str, str | None]:
     return "", None
 
 
+@lru_cache(maxsize=64)  # a fact of the release's sources, read once per process, not once per launch
 def _rewritten_to(root: str, cite) -> str:
     """What verl's own assignment of rollout.max_model_len at `cite` reads: the model's
     max_position_embeddings (v0.7.0 vllm_async_server.py:198, 0.9.1 :1105) or prompt + response

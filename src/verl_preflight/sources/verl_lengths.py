@@ -308,6 +308,7 @@ def _engine_site(tree: ast.Module):
     return None
 
 
+@lru_cache(maxsize=256)  # the function's own code decides it: once per process, not once per launch
 def _prefix_for(func: ast.AST, param: str) -> str:
     """The config section a parameter named like `config` holds, from what the code reads of it."""
     attrs = {
