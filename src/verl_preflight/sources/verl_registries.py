@@ -43,6 +43,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from ..derived import kept
 from ._pyast import dotted, parse_file
 from .verl_classes import Registry, verl_sources
 from ..source import read_source
@@ -914,7 +915,7 @@ class Sources:
     def user_modules(self) -> frozenset:
         """Attribute chains of the config values verl imports as modules."""
         if self._user is None:
-            self._user = _user_module_chains(self._reader) if self._reader else frozenset()
+            self._user = _user_modules(self._reader.root) if self._reader else frozenset()
         return self._user
 
 
@@ -968,6 +969,14 @@ def _strip_root(chain: tuple[str, ...]) -> tuple[str, ...]:
     while chain and chain[0] in ("self", "config"):
         chain = chain[1:]
     return chain
+
+
+@kept
+def _user_modules(root: str) -> frozenset:
+    """_user_module_chains of the tree at `root`, kept on disk like the other derived facts (it
+    reads and walks every module that calls a loader: once per release, not once per run)."""
+    sources = _read(root)
+    return _user_module_chains(sources._reader) if sources._reader else frozenset()
 
 
 def _user_module_chains(reader: _Reader) -> frozenset:
