@@ -157,7 +157,7 @@ def compositions(monkeypatch) -> list:
         return real(*args)
 
     monkeypatch.setattr(tree, "compose_raw", counting)
-    monkeypatch.setattr(tree, "_COMPOSED", {})
+    tree.composed_once.cache_clear()
     return composed
 
 

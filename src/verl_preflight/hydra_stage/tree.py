@@ -803,23 +803,13 @@ class ConfigCache:
         return self.raw[key]
 
 
-_COMPOSED: dict = {}  # (tree digest, folders, config name, group overrides) -> composed config
-COMPOSED_KEPT = 32  # compositions a process keeps (a few MB each)
-
-
+@functools.lru_cache(maxsize=32)  # a few MB each
 def composed_once(digest: str, tree: Tree, config_name: str, group_overrides: tuple):
-    """compose_raw, once a process for the same tree content: the runs of a long-lived process
-    (the language server, `--verl A --verl B`, the tests) share what they composed. Every user
-    copies the composition before applying overrides to it (copy_composed), so it is never
-    changed; an edited tree has another digest."""
-    key = (digest, tree.primary, tree.extra, config_name, group_overrides)
-    if key in _COMPOSED:
-        _COMPOSED[key] = _COMPOSED.pop(key)  # the most recently used last
-    else:
-        if len(_COMPOSED) >= COMPOSED_KEPT:
-            del _COMPOSED[next(iter(_COMPOSED))]
-        _COMPOSED[key] = compose_raw(tree, config_name, list(group_overrides))
-    return _COMPOSED[key]
+    """compose_raw, once a process for the same tree content (`digest`): the runs of a
+    long-lived process (the language server, `--verl A --verl B`, the tests) share what they
+    composed. Every user copies the composition before applying overrides to it
+    (copy_composed), so it is never changed; an edited tree has another digest."""
+    return compose_raw(tree, config_name, list(group_overrides))
 
 
 class ConfigCaches:
