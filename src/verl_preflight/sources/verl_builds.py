@@ -21,8 +21,7 @@ import ast
 import os
 
 from ..derived import kept
-from ._pyast import parse_file
-from ..source import read_source
+from ._pyast import parse_mentioning
 
 BUILDER = "omega_conf_to_dataclass"
 
@@ -38,10 +37,7 @@ def built_suffixes(verl_root: str) -> frozenset | None:
         for name in sorted(filenames):
             if not name.endswith(".py"):
                 continue
-            path = os.path.join(dirpath, name)
-            if BUILDER + "(" not in (read_source(path, errors="replace") or ""):
-                continue
-            tree = parse_file(path)
+            tree = parse_mentioning(os.path.join(dirpath, name), BUILDER + "(")
             for node in ast.walk(tree) if tree is not None else ():
                 if isinstance(node, ast.Call) and _name(node.func) == BUILDER and node.args:
                     calls += 1

@@ -33,9 +33,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..derived import kept
-from ._pyast import dotted, parse_file
+from ._pyast import dotted, parse_file, parse_mentioning
 from .verl_classes import Registry, verl_sources
-from ..source import read_source
 from .verl_registries import _local_imports
 
 BUILDER = "omega_conf_to_dataclass"
@@ -99,9 +98,7 @@ def _builds(root: str) -> tuple[StructuredBuild, ...]:
             if not name.endswith(".py"):
                 continue
             path = os.path.join(dirpath, name)
-            if BUILDER + "(" not in (read_source(path, errors="replace") or ""):
-                continue
-            tree = parse_file(path)
+            tree = parse_mentioning(path, BUILDER + "(")
             if tree is None:
                 continue
             rel = os.path.relpath(path, root)[: -len(".py")].split(os.sep)
