@@ -314,8 +314,8 @@ def validate(args) -> int:
     for line in unreadable:
         console.say(line)
     status = exit_status(findings, args.strict, bool(unreadable))
-    if memo is not None and not unreadable:
-        memo.put(results, _kept(written, args, seconds, said_after, status))
+    if memo is not None and not unreadable and all(r.deps for r in results):  # each result says what it read
+        memo.put(_digests(results), _kept(written, args, seconds, said_after, status))
     return status
 
 

@@ -85,14 +85,10 @@ class ReportMemo:
             return None
         return Kept(out, timed, err, status)
 
-    def put(self, results, kept: Kept) -> None:
+    def put(self, deps: dict, kept: Kept) -> None:
+        """Keep `kept`, valid while every file of `deps` (path -> digest: every result's) is unchanged."""
         if self.path is None:
             return
-        deps: dict = {}
-        for r in results:
-            if not r.deps:
-                return  # a result that says nothing of what it read is not cached: neither is the run
-            deps.update(r.deps)
         entry = {
             "format": FORMAT,
             "key": self.key,

@@ -82,12 +82,12 @@ class ResultCache:
         self.folder = cache_files.folder("results") if self.enabled else None
         self.enabled = self.folder is not None
         self.hits = 0
-        self._now: dict = {}  # dependency -> its digest, read once a check (forget: the files may change)
+        self._now = current_digests()  # a dependency's digest, read once a check (forget: the files may change)
         self._lists: dict = {}  # digest -> the sources dependency it names (_listed)
 
     def forget(self) -> None:
         """Read the files again next time (--fix has changed some)."""
-        self._now = {}
+        self._now = current_digests()
 
     def _file(self, path: str) -> str:
         name = hashlib.sha256((self.key + "\0" + os.path.abspath(path)).encode()).hexdigest()
@@ -103,7 +103,7 @@ class ResultCache:
         if entry.get("path") != os.path.abspath(path):
             return None
         deps = self._expanded(entry.get("deps"))
-        if deps is None or any(_digest_now(p, self._now) != d for p, d in deps.items()):
+        if deps is None or any(self._now(p) != d for p, d in deps.items()):
             return None
         try:
             result = from_plain(entry.get("result"))
