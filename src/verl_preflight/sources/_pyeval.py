@@ -1297,20 +1297,17 @@ def _chain(guards: list) -> list:
     return out
 
 
-_HAVOC_WALKS: dict[int, tuple] = {}  # id(statement) -> (the statement, kept alive; its walk)
-
-
 def _havoc_walk(stmt) -> tuple:
     """The nodes of a statement as ast.walk gives them, each with what it assigns (_targets) and
-    whether it is an `except ... as name`: once per statement a process, not once per havoc."""
-    found = _HAVOC_WALKS.get(id(stmt))
-    if found is None or found[0] is not stmt:
-        walk = tuple(
+    whether it is an `except ... as name`: once per statement, kept on the statement itself (it
+    goes with its syntax tree, as parse_file lets the tree go)."""
+    walk = getattr(stmt, "_havoc_walk", None)
+    if walk is None:
+        walk = stmt._havoc_walk = tuple(
             (node, tuple(_targets(node)), isinstance(node, ast.ExceptHandler) and bool(node.name))
             for node in ast.walk(stmt)
         )
-        found = _HAVOC_WALKS[id(stmt)] = (stmt, walk)
-    return found[1]
+    return walk
 
 
 def _targets(node) -> list:
