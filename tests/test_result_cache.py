@@ -409,3 +409,29 @@ def test_runs_starting_together_on_an_empty_cache_read_one_whole_key(tree):
     keys = set(out.values())
     assert len(out) == 6 and len(keys) == 1 and "" not in keys
     assert os.listdir(tree / "cache" / "verl-preflight") == ["key"]  # no temporary file left
+
+
+def test_the_sources_entry_follows_every_change_to_what_was_read(tree):
+    """source.sources_entry is computed again only when SOURCES_READ changed, and after any
+    change it names and digests what was read then (a memo that missed a change would give a
+    result a stale dependency)."""
+    from verl_preflight import source
+
+    (tree / "a.py").write_text("A = 1\n")
+    (tree / "b.py").write_text("B = 1\n")
+    source.read_source(str(tree / "a.py"))
+    first = source.sources_entry()
+    assert first is source.sources_entry()  # unchanged: the same entry, not computed again
+    assert first[0] == source.sources_dependency() and first[1] == source.sources_digest(first[0])
+    source.read_source(str(tree / "b.py"))  # a new file read
+    second = source.sources_entry()
+    assert str(tree / "b.py") in second[0] and second != first
+    (tree / "b.py").write_text("B = 2\n")
+    source.read_source(str(tree / "b.py"))  # the same path read again with other bytes
+    third = source.sources_entry()
+    assert third[0] == second[0] and third[1] != second[1]
+    source.SOURCES_READ.pop(str(tree / "b.py"))  # dropped
+    assert str(tree / "b.py") not in source.sources_entry()[0]
+    source.SOURCES_READ.update({str(tree / "b.py"): "0" * 64})  # set through update
+    assert source.sources_entry()[1] == source.sources_digest(source.sources_dependency())
+    source.SOURCES_READ.pop(str(tree / "b.py"))

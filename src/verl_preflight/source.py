@@ -128,7 +128,44 @@ def digest_of(path: str) -> str | None:
         return None
 
 
-SOURCES_READ: dict[str, str | None] = {}  # every verl, Megatron or MindSpeed source or model config
+class _Reads(dict):
+    """A dict that counts its changes (`changes`), so what is derived from all of it (the
+    dependency entry every result carries) is computed again only after it changed."""
+
+    changes = 0
+
+    def __setitem__(self, key, value):
+        if self.get(key, _Reads) != value:
+            self.changes += 1
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key):
+        self.changes += 1
+        super().__delitem__(key)
+
+    def update(self, *args, **kwargs):
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def setdefault(self, key, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def pop(self, *args):
+        self.changes += 1
+        return super().pop(*args)
+
+    def popitem(self):
+        self.changes += 1
+        return super().popitem()
+
+    def clear(self):
+        self.changes += 1
+        super().clear()
+
+
+SOURCES_READ: dict[str, str | None] = _Reads()  # every verl, Megatron or MindSpeed source or model config
 # the checks read in this process: path -> SHA-256 of its bytes as read (None: unreadable)
 SOURCES = "sources:"  # a result's dependency on them: "sources:" + their paths (os.pathsep)
 
@@ -159,6 +196,18 @@ def sources_dependency() -> str | None:
     """The dependency entry for every source read so far in this process (results read before
     this script's run count too: what a check reads once per process, every result relies on)."""
     return SOURCES + os.pathsep.join(sorted(SOURCES_READ)) if SOURCES_READ else None
+
+
+_ENTRY: list = [None, None]  # [SOURCES_READ.changes, (dependency, digest) as it was then]
+
+
+def sources_entry() -> tuple[str, str] | None:
+    """(sources_dependency(), its digest as read): computed again only when SOURCES_READ changed
+    (a run of many scripts reads most sources for the first one)."""
+    if _ENTRY[0] != SOURCES_READ.changes:
+        dependency = sources_dependency()
+        _ENTRY[:] = [SOURCES_READ.changes, (dependency, sources_digest(dependency)) if dependency else None]
+    return _ENTRY[1]
 
 
 def sources_digest(dependency: str, digest=None) -> str:

@@ -31,7 +31,7 @@ from .shell import profiles as prof
 from .shell.evaluate import Allowance, Budget, evaluate, secret_values, set_by_environment
 from .shell.parse import parse_script, syntax_notes
 from .shell.words import Field
-from .source import DEFAULT_MAX_BYTES, ReadError, Recorder, TooLarge, read_script, sources_dependency, sources_digest
+from .source import DEFAULT_MAX_BYTES, ReadError, Recorder, TooLarge, read_script, sources_entry
 from .target import Forced, ScriptSignals, decide
 from .target_config import project_root, search_of
 from .shell.notes import NoteKind
@@ -177,9 +177,9 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
     result.findings = one_per_mistake(merge_findings(suppressions.apply(findings, texts)), _traits)
     result.secrets = frozenset(secrets)
     result.deps = dict(read_file.digests)
-    sources = sources_dependency()
+    sources = sources_entry()
     if sources is not None:  # verl's Python, Megatron's, a model's config.json: inputs like the script
-        result.deps[sources] = sources_digest(sources)
+        result.deps[sources[0]] = sources[1]
     return result
 
 
