@@ -173,6 +173,22 @@ def test_dispatch_chains_of_verl_0_4_1():
     assert read_sources(V041).extensions == ()
 
 
+@needs_verl
+def test_the_checks_kept_on_disk_are_those_read_from_the_sources(monkeypatch):
+    """The registry and dispatch checks of a release are derived once per machine: what a later
+    run loads from the cache equals what reading the sources gives, every field (the places each
+    value is registered too, which equality leaves out)."""
+    from verl_preflight.sources import verl_registries as vr
+
+    root = os.path.realpath(INSTALLED)
+    read = tuple(vr._read(root)._reader.checks())
+    assert vr._checks(root) == read  # kept now if it was not yet
+    vr._checks.cache_clear()  # a new run: ...
+    monkeypatch.setattr(vr._Reader, "checks", lambda self: pytest.fail("read from the sources again"))
+    loaded = vr._checks(root)  # ... reads them from the disk
+    assert loaded == read and [c.registered for c in loaded] == [c.registered for c in read]
+
+
 def test_reader_on_a_small_tree(tmp_path):
     root = tmp_path / "verl"
     for sub in ("trainer/ppo", "trainer/config", "workers/config", "extra", "tests"):

@@ -826,13 +826,13 @@ def _rewritten_to(root: str, cite) -> str:
     """What verl's own assignment of rollout.max_model_len at `cite` reads: the model's
     max_position_embeddings (v0.7.0 vllm_async_server.py:198, 0.9.1 :1105) or prompt + response
     (0.6.1 :155); else VERL_OWN."""
-    from .sources._pyast import parse_file
+    from .sources._pyast import parse_file, walk
 
     tree = parse_file(os.path.join(root, cite.path))
     names: set = set()
-    for node in ast.walk(tree) if tree is not None else ():
+    for node in walk(tree) if tree is not None else ():
         if isinstance(node, ast.Assign | ast.AnnAssign) and node.lineno == cite.line and node.value is not None:
-            for n in ast.walk(node.value):
+            for n in walk(node.value):
                 if isinstance(n, ast.Name | ast.Attribute):
                     names.add(n.id if isinstance(n, ast.Name) else n.attr)
             break

@@ -22,7 +22,7 @@ import os
 from functools import lru_cache
 from importlib import resources
 
-from ._pyast import dotted, parse_file
+from ._pyast import dotted, parse_file, walk
 
 FEATURES_DIR = os.path.join("mindspeed", "features_manager")
 _DATA_PREFIX = "mindspeed-"
@@ -82,7 +82,7 @@ def _reachable(cls: ast.ClassDef, functions: dict[str, ast.FunctionDef]) -> list
             continue
         seen.add(id(fn))
         out.append(fn)
-        for node in ast.walk(fn):
+        for node in walk(fn):
             if not isinstance(node, ast.Call):
                 continue
             name = dotted(node.func)
@@ -121,7 +121,7 @@ def extract_args(features_dir: str) -> dict[str, dict]:
             calls = [
                 node
                 for fn in _reachable(cls, functions)
-                for node in ast.walk(fn)
+                for node in walk(fn)
                 if isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)
                 and node.func.attr == "add_argument"

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..derived import kept
-from ._pyast import parse_file
+from ._pyast import parse_file, walk
 from ._pyeval import UNKNOWN, Assigned, Evaluator, Failure, Node, Obj, V
 from .verl_lengths import Cite, _class_methods, _config_test, _parents, _rel, given, verl_imports, world_size
 
@@ -51,13 +51,13 @@ def engine_switch(root: str):
     tree = parse_file(path)
     if tree is None:
         return None
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if not isinstance(node, ast.If):
             continue
         imports = [
             n
             for b in node.body
-            for n in ast.walk(b)
+            for n in walk(b)
             if isinstance(n, ast.ImportFrom) and n.module == "verl.workers.engine_workers"
         ]
         if not imports:
@@ -195,14 +195,14 @@ def engine_asserts(root: str) -> EngineAsserts | None:
     if tree is None:
         return None
     mini = micro = None
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Assert):
             text = ast.unparse(node.test)
             if "mini_batch_size %" in text and "get_data_parallel_size()" in text:
                 mini = Cite(_rel(root, path), node.lineno)
     upath = os.path.join(root, "workers", "engine", "utils.py")
     utree = parse_file(upath)
-    for node in ast.walk(utree) if utree is not None else ():
+    for node in walk(utree) if utree is not None else ():
         if isinstance(node, ast.Assert):
             text = ast.unparse(node.test)
             if "micro_batch_size_per_gpu" in text and "%" in text:
@@ -217,9 +217,9 @@ def _trainer_mini_batch(root: str):
     tree = parse_file(path)
     if tree is None:
         return None, None
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.FunctionDef) and node.name == "_update_actor":
-            for sub in ast.walk(node):
+            for sub in walk(node):
                 if isinstance(sub, ast.Call):
                     for kw in sub.keywords:
                         if kw.arg == "mini_batch_size":
@@ -236,7 +236,7 @@ def trainer_mini_batch(view, root: str) -> V:
     ev = Evaluator(view)
     me = Obj({"config": V(Node(ev, ""))}, pinned=frozenset({"config"}))
     ev.run(func.body, {func.args.args[0].arg: V(me), **{a.arg: V(UNKNOWN) for a in func.args.args[1:]}})
-    for sub in ast.walk(func):
+    for sub in walk(func):
         if isinstance(sub, ast.Call):
             for kw in sub.keywords:
                 if kw.arg == "mini_batch_size":
@@ -247,7 +247,7 @@ def trainer_mini_batch(view, root: str) -> V:
 @lru_cache(maxsize=16)
 def _engine_function(root: str, sub: str, name: str):
     tree = parse_file(os.path.join(root, "workers", "engine", sub, "transformer_impl.py"))
-    for node in ast.walk(tree) if tree is not None else ():
+    for node in walk(tree) if tree is not None else ():
         if isinstance(node, ast.FunctionDef) and node.name == name:
             return node
     return None
@@ -301,11 +301,11 @@ def _chunk_assert(root: str):
     if tree is None:
         return None, None
     check = env = None
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.ClassDef) and node.name == "DataProto":
             for method in node.body:
                 if isinstance(method, ast.FunctionDef) and method.name == "chunk":
-                    for sub in ast.walk(method):
+                    for sub in walk(method):
                         if isinstance(sub, ast.Assert) and "% chunks" in ast.unparse(sub.test):
                             check = Cite(_rel(root, path), sub.lineno)
         if isinstance(node, ast.Call) and ast.unparse(node.func) in ("os.getenv", "os.environ.get") and node.args:
@@ -324,7 +324,7 @@ def _async_mode_sites(root: str) -> tuple:
         return ()
     parents = _parents(tree)
     out = []
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if not isinstance(node, ast.Assign) or len(node.targets) != 1:
             continue
         if ast.unparse(node.targets[0]) != "self.async_rollout_mode":
@@ -366,7 +366,7 @@ def _enum_constants(root: str, tree: ast.Module) -> dict:
     """{class name: Obj of its constant attributes} for the enum classes the module imports
     from verl (`AdvantageEstimator.REMAX` is "remax")."""
     out = {}
-    for node, mod, _ in verl_imports(root, tree):
+    for node, mod, _ in verl_imports(root, tree, "class"):
         classes = {c.name: c for c in mod.body if isinstance(c, ast.ClassDef)}
         for alias in node.names:
             cls = classes.get(alias.name)
@@ -423,7 +423,7 @@ def generation_split(view, root: str) -> Split | None:
 @lru_cache(maxsize=8)
 def _fit(root: str):
     tree = parse_file(os.path.join(root, "trainer", "ppo", "ray_trainer.py"))
-    for node in ast.walk(tree) if tree is not None else ():
+    for node in walk(tree) if tree is not None else ():
         if isinstance(node, ast.FunctionDef) and node.name == "fit":
             return node
     return None
@@ -478,7 +478,7 @@ def _generate_call(stmt) -> ast.Call | None:
 def _contains_generate(node) -> bool:
     return any(
         isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "generate_sequences"
-        for n in ast.walk(node)
+        for n in walk(node)
     )
 
 
@@ -517,7 +517,7 @@ def _dispatch_of(view, root: str) -> Cite | None:
 @lru_cache(maxsize=16)
 def _generate_dispatch(root: str, rel: str) -> Cite | None:
     tree = parse_file(os.path.join(root, rel))
-    for node in ast.walk(tree) if tree is not None else ():
+    for node in walk(tree) if tree is not None else ():
         if isinstance(node, ast.FunctionDef) and node.name == "generate_sequences":
             for deco in node.decorator_list:
                 if "Dispatch.DP_COMPUTE_PROTO" in ast.unparse(deco):
@@ -533,7 +533,7 @@ def _agent_loop_split(root: str):
     if tree is None:
         return None
     at = key = None
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "chunk":
             if node.args and "agent_loop_workers" in ast.unparse(node.args[0]):
                 at = Cite(_rel(root, path), node.lineno)
@@ -559,9 +559,9 @@ class TrainSplit:
 def _tensordict_chunk_assert(root: str) -> Cite | None:
     path = os.path.join(root, "utils", "tensordict_utils.py")
     tree = parse_file(path)
-    for node in ast.walk(tree) if tree is not None else ():
+    for node in walk(tree) if tree is not None else ():
         if isinstance(node, ast.FunctionDef) and node.name == "chunk_tensordict":
-            for sub in ast.walk(node):
+            for sub in walk(node):
                 if isinstance(sub, ast.Assert) and "% chunks" in ast.unparse(sub.test):
                     return Cite(_rel(root, path), sub.lineno)
     return None
@@ -577,7 +577,7 @@ def _validate_sites(root: str) -> tuple:
         if tree is None:
             continue
         parents = _parents(tree)
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if not (isinstance(node, ast.Assert) and "real_train_batch_size %" in ast.unparse(node.test)):
                 continue
             tests, child, parent = [], node, parents.get(node)
@@ -667,12 +667,12 @@ def mini_batches(root: str, role: str) -> MiniBatches | None:
     no make_iterator call or DataProto.make_iterator no such assert."""
     path = os.path.join(root, *UPDATE_FILES[role])
     tree = parse_file(path)
-    call = next((n for n in ast.walk(tree) if _iterates_mini_batches(n)), None) if tree is not None else None
+    call = next((n for n in walk(tree) if _iterates_mini_batches(n)), None) if tree is not None else None
     iterator = _data_proto_method(root, "make_iterator")
     if call is None or iterator is None:
         return None
     check = next(
-        (n for n in ast.walk(iterator) if isinstance(n, ast.Assert) and "% mini_batch_size" in ast.unparse(n.test)),
+        (n for n in walk(iterator) if isinstance(n, ast.Assert) and "% mini_batch_size" in ast.unparse(n.test)),
         None,
     )
     if check is None:
@@ -746,7 +746,7 @@ def micro_batching(root: str, rel: str) -> tuple:
 
 
 def _function_of(tree, name: str):
-    for node in ast.walk(tree) if tree is not None else ():
+    for node in walk(tree) if tree is not None else ():
         if isinstance(node, ast.FunctionDef) and node.name == name:
             return node
     return None
@@ -756,7 +756,7 @@ def _micro_batch_key(method):
     """(config key, line) of `data.meta_info["micro_batch_size"] = self.config.x.y` in a worker method
     (directly or through a local name)."""
     names: dict = {}
-    for node in ast.walk(method) if method is not None else ():
+    for node in walk(method) if method is not None else ():
         if not isinstance(node, ast.Assign) or len(node.targets) != 1:
             continue
         target, value = node.targets[0], node.value
@@ -792,13 +792,13 @@ def per_token_loss(root: str) -> PerTokenLoss | None:
     """The engine's per-token loss block; None where the version's engine has none that raises."""
     path = os.path.join(root, "workers", "engine", "megatron", "transformer_impl.py")
     tree = parse_file(path)
-    funcs = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)] if tree is not None else []
-    blocks = [ast.walk(f) for f in funcs if f.name == "postprocess_micro_batch_func"]
-    for node in (n for walk in blocks for n in walk):
+    funcs = [n for n in walk(tree) if isinstance(n, ast.FunctionDef)] if tree is not None else []
+    blocks = [walk(f) for f in funcs if f.name == "postprocess_micro_batch_func"]
+    for node in (n for nodes in blocks for n in nodes):
         if (
             isinstance(node, ast.If)
             and "calculate_per_token_loss" in ast.unparse(node.test)
-            and any(isinstance(n, ast.Raise) for n in ast.walk(node))
+            and any(isinstance(n, ast.Raise) for n in walk(node))
         ):
             return PerTokenLoss(node, Cite(_rel(root, path), node.lineno))
     return None

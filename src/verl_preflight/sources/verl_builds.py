@@ -21,7 +21,7 @@ import ast
 import os
 
 from ..derived import kept
-from ._pyast import parse_mentioning
+from ._pyast import parse_mentioning, walk
 
 BUILDER = "omega_conf_to_dataclass"
 
@@ -38,7 +38,7 @@ def built_suffixes(verl_root: str) -> frozenset | None:
             if not name.endswith(".py"):
                 continue
             tree = parse_mentioning(os.path.join(dirpath, name), BUILDER + "(")
-            for node in ast.walk(tree) if tree is not None else ():
+            for node in walk(tree) if tree is not None else ():
                 if isinstance(node, ast.Call) and _name(node.func) == BUILDER and node.args:
                     calls += 1
                     chain = _chain(node.args[0])

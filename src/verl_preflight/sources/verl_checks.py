@@ -24,7 +24,7 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ._pyast import parse_file
+from ._pyast import parse_file, walk
 from ._pyeval import _TAINT, UNKNOWN, Evaluator, Members, Node, Obj
 from ..source import read_source
 
@@ -180,7 +180,7 @@ def role_writes(verl_root: str, entry_module_file: str) -> RoleWrites | None:
             if isinstance(node, ast.ClassDef):
                 visit(node.body, True)
             elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                found = [n for n in ast.walk(node) if isinstance(n, ast.Assign) and _writes_mapping(n)]
+                found = [n for n in walk(node) if isinstance(n, ast.Assign) and _writes_mapping(n)]
                 if found:
                     statements.update(found)
                     functions.append((node, in_class))
@@ -217,7 +217,7 @@ class _RoleWatch:
             exprs = [target.slice] if isinstance(target, ast.Subscript) else list(node.value.keys)
             for expr in exprs:
                 roles.append(self.ev.expr(expr, scope, module) if expr is not None else UNKNOWN)
-                for name in ast.walk(expr) if expr is not None else ():
+                for name in walk(expr) if expr is not None else ():
                     if isinstance(name, ast.Name):
                         self.keys.extend(scope.get(_TAINT, {}).get(name.id, ()))
         if any(r is UNKNOWN or not _hashable(r) for r in roles):

@@ -46,7 +46,7 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ._pyast import base_names, dotted, is_dataclass_class, own_fields, parse_file
+from ._pyast import base_names, dotted, is_dataclass_class, own_fields, parse_file, walk
 
 # The files whose dataclasses `Registry.dataclasses()` lists; `_target_` paths
 # elsewhere in the tree (verl.utils.profiler...) resolve too, through imports.
@@ -281,7 +281,7 @@ class Registry:
                 and n.func.attr == "__post_init__"
                 and isinstance(n.func.value, ast.Call)
                 and dotted(n.func.value.func) == "super"
-                for n in ast.walk(post_init)
+                for n in walk(post_init)
             )
             info.checks = _Checks(self, module, qualname).read(post_init)
         return info

@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..derived import kept
-from ._pyast import parse_file, parse_mentioning
+from ..source import read_source
+from ._pyast import parse_file, parse_mentioning, walk
 from ._pyeval import UNKNOWN, Evaluator, Failure, Node, Obj, V
 
 BUDGET_SUFFIX = "max_token_len_per_gpu"
@@ -71,14 +73,14 @@ def _py_files(root: str, *parts: str):
 
 def _parents(tree: ast.AST) -> dict:
     out = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         for child in ast.iter_child_nodes(node):
             out[child] = node
     return out
 
 
 def _function(tree: ast.AST, name: str):
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name:
             return node
     return None
@@ -94,7 +96,7 @@ def token_budget(root: str) -> TokenBudget | None:
     if func is None:
         return None
     check = longest = None
-    for node in ast.walk(func):
+    for node in walk(func):
         if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare):
             names = {ast.unparse(node.test.left), *(ast.unparse(c) for c in node.test.comparators)}
             if {"max_token_len", "max_seq_len"} <= names:
@@ -115,7 +117,7 @@ def _nested_inputs(root: str):
         return (), None, False
     parents = _parents(tree)
     cites, tests, unknown, always = [], set(), False, False
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if not (isinstance(node, ast.Call) and ast.unparse(node.func).endswith("left_right_2_no_padding")):
             continue
         cites.append(Cite(_rel(root, path), node.lineno))
@@ -156,7 +158,7 @@ def _config_test(tree: ast.AST, test: ast.expr, negate: bool):
         values = frozenset(e.value for e in right.elts)
     else:
         return None
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
@@ -195,7 +197,7 @@ def _factors(root: str) -> dict:
         if tree is None:
             continue
         engine = _engine_of(rel)
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
                 sides = (node.left, node.right)
                 for a, b in (sides, sides[::-1]):
@@ -226,7 +228,7 @@ def _budget_keys(root: str) -> frozenset:
             tree = parse_mentioning(path, BUDGET_SUFFIX)
             if tree is None:
                 continue
-            for node in ast.walk(tree):
+            for node in walk(tree):
                 if isinstance(node, ast.Attribute) and node.attr.endswith(BUDGET_SUFFIX):
                     found.add(node.attr)
                 elif isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -298,7 +300,7 @@ def _engine_site(tree: ast.Module):
         for method in cls.body:
             if not isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
-            for node in ast.walk(method):
+            for node in walk(method):
                 if isinstance(node, ast.Call) and any(kw.arg == "max_model_len" for kw in node.keywords):
                     return cls, method, node
                 if isinstance(node, ast.Dict) and any(
@@ -313,7 +315,7 @@ def _prefix_for(func: ast.AST, param: str) -> str:
     """The config section a parameter named like `config` holds, from what the code reads of it."""
     attrs = {
         n.attr
-        for n in ast.walk(func)
+        for n in walk(func)
         if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == param
     }
     if "actor_rollout_ref" in attrs:
@@ -323,22 +325,30 @@ def _prefix_for(func: ast.AST, param: str) -> str:
     return ROLLOUT
 
 
-def verl_imports(root: str, tree: ast.Module):
+def verl_imports(root: str, tree: ast.Module, kind: str):
     """(import statement, module tree, module path without `.py`) of each `from verl.x import ...`
-    at the top of a module, for the modules found in the package at `root`."""
+    at the top of a module, for the modules found in the package at `root` that spell `kind`
+    ("def" or "class") before one of the names imported: a module that defines none of them
+    by that kind is read (its result depends on it) but not parsed."""
     for node in tree.body:
         if not isinstance(node, ast.ImportFrom) or not (node.module or "").startswith("verl."):
             continue
         base = os.path.join(root, *node.module.split(".")[1:])
-        mod = parse_file(base + ".py") or parse_file(os.path.join(base, "__init__.py"))
-        if mod is not None:
-            yield node, mod, base
+        spelled = re.compile(rf"\b{kind}\s+(?:{'|'.join(re.escape(a.name) for a in node.names)})\b")
+        for path in (base + ".py", os.path.join(base, "__init__.py")):
+            text = read_source(path)
+            if text is not None and not spelled.search(text):
+                break
+            mod = parse_file(path) if text is not None else None
+            if mod is not None:
+                yield node, mod, base
+                break
 
 
 def _module_functions(root: str, tree: ast.Module) -> dict:
     """verl's own functions the module imports by name (`from verl.x import f`), as defs."""
     out = {}
-    for node, mod, base in verl_imports(root, tree):
+    for node, mod, base in verl_imports(root, tree, "def"):
         defs = {n.name: n for n in mod.body if isinstance(n, ast.FunctionDef)}
         for d in defs.values():
             d._verl_path = _rel(root, base + ".py") if os.path.isfile(base + ".py") else _rel(root, base)
@@ -431,11 +441,11 @@ def _drops_false(root: str, tree: ast.Module, method, functions: dict) -> Cite |
     is left out (`if isinstance(v, bool): if v: args.append(f"--{k}")`, nothing for False):
     inline, or in the verl function it hands the dict to."""
     candidates = [(method, tree)]
-    for node in ast.walk(method):
+    for node in walk(method):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions:
             candidates.append((functions[node.func.id], None))
     for func, _ in candidates:
-        for node in ast.walk(func):
+        for node in walk(func):
             if not (
                 isinstance(node, ast.If)
                 and ast.unparse(node.test).startswith("isinstance(")

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..derived import kept
-from ._pyast import dotted, parse_file
+from ._pyast import dotted, parse_file, walk
 from .verl_classes import Registry, verl_sources
 from ..source import read_source
 
@@ -351,7 +351,7 @@ class _Reader:
 
     def _delegation(self, module, stmt, cls, params, derived, depth):
         """A statement that hands parameters to another lookup (`return Registry.get(name)`)."""
-        for call in (n for n in ast.walk(stmt) if isinstance(n, ast.Call)):
+        for call in (n for n in walk(stmt) if isinstance(n, ast.Call)):
             target = self.callee(module, call.func, cls)
             if target is None:
                 continue
@@ -470,7 +470,7 @@ class _Reader:
             if params and params[0] in ("self", "cls"):
                 params = params[1:]
             derived = _derived_params(fn, params, nested=True)
-            for node in ast.walk(fn):
+            for node in walk(fn):
                 for target in _store_targets(node):
                     if not isinstance(target, ast.Subscript):
                         continue
@@ -501,7 +501,7 @@ class _Reader:
             tree = parse_file(path)
             if tree is None:
                 continue
-            for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
+            for call in (n for n in walk(tree) if isinstance(n, ast.Call)):
                 if len(call.args) <= index or not self._is_call_of(file_module, call.func, module, fn, cls):
                     continue
                 try:
@@ -550,14 +550,14 @@ class _Reader:
         for stmt in tree.body:
             if not isinstance(stmt, ast.If):
                 continue
-            names = {n.id for n in ast.walk(stmt.test) if isinstance(n, ast.Name)}
+            names = {n.id for n in walk(stmt.test) if isinstance(n, ast.Name)}
             used = [env[n] for n in names if n in env]
             direct = _env_read(stmt.test)
             if direct:
                 used.append((*direct, stmt.lineno))
             if not used:
                 continue
-            calls = {(dotted(c.func) or "").rsplit(".", 1)[-1] for c in ast.walk(stmt) if isinstance(c, ast.Call)}
+            calls = {(dotted(c.func) or "").rsplit(".", 1)[-1] for c in walk(stmt) if isinstance(c, ast.Call)}
             if "import_external_libs" in calls:
                 what = "modules"
             elif any("entry_points" in c for c in calls):
@@ -566,7 +566,7 @@ class _Reader:
                 continue
             off = tuple(
                 str(c.value).lower()
-                for c in ast.walk(stmt.test)
+                for c in walk(stmt.test)
                 if isinstance(c, ast.Constant) and isinstance(c.value, str)
             )
             for name, default, line in used:
@@ -626,7 +626,7 @@ class _SiteReader:
         assignment of which gives the same config path (the site table's names keep theirs)."""
         fixed = {text for text, _ in self.site.names}
         assigns: list[tuple[str, ast.expr]] = []
-        for stmt in ast.walk(self.node):
+        for stmt in walk(self.node):
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
                 target, value = stmt.targets[0], stmt.value
             elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
@@ -685,7 +685,7 @@ class _SiteReader:
 
     def _reads_config(self, node: ast.expr) -> bool:
         return any(
-            self.key_of(n) is not None for n in ast.walk(node) if isinstance(n, ast.Name | ast.Attribute | ast.Call)
+            self.key_of(n) is not None for n in walk(node) if isinstance(n, ast.Name | ast.Attribute | ast.Call)
         )
 
     # ---- statements ----------------------------------------------------------------
@@ -756,7 +756,7 @@ class _SiteReader:
         if UNREAD in guards:
             return
         literals = tuple(g for g in guards if isinstance(g, Literal))
-        for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
+        for call in (n for n in walk(node) if isinstance(n, ast.Call)):
             target = self.r.callee(self.module, call.func, self.cls, self.local)
             found = self.r.lookup(*target) if target is not None else None
             if found is None:
@@ -818,10 +818,10 @@ def _derived_params(fn: ast.FunctionDef, params: list[str], nested: bool = False
     """{local name: parameter index} for the parameters and names computed from exactly one of
     them (`name = name_or_enum.value if isinstance(name_or_enum, Enum) else name_or_enum`)."""
     out = {p: i for i, p in enumerate(params)}
-    nodes = ast.walk(fn) if nested else iter(fn.body)
+    nodes = walk(fn) if nested else iter(fn.body)
     for stmt in nodes:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            used = {n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name) and n.id in out}
+            used = {n.id for n in walk(stmt.value) if isinstance(n, ast.Name) and n.id in out}
             if len(used) == 1 and stmt.targets[0].id not in out:
                 out[stmt.targets[0].id] = out[used.pop()]
     return out
@@ -831,7 +831,7 @@ def _local_imports(fn: ast.AST, module: str) -> dict[str, tuple[str, str]]:
     """{local name: (module, attribute)} of the `from X import Y` statements inside a function."""
     package = module.rpartition(".")[0]
     out = {}
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if not isinstance(node, ast.ImportFrom):
             continue
         if node.level:
@@ -871,7 +871,7 @@ def _join(base: str, name: str) -> str:
 
 def _env_read(node: ast.expr) -> tuple[str, str | None] | None:
     """(name, default) of `os.getenv("NAME", default)` / `os.environ.get(...)` inside an expression."""
-    for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
+    for call in (n for n in walk(node) if isinstance(n, ast.Call)):
         name = dotted(call.func) or ""
         if name.endswith(("getenv", "environ.get")) and call.args and isinstance(call.args[0], ast.Constant):
             default = call.args[1] if len(call.args) > 1 else None
@@ -894,7 +894,7 @@ class Sources:
     @property
     def checks(self) -> tuple[Check, ...]:
         if self._checks is None:
-            self._checks = tuple(self._reader.checks()) if self._reader else ()
+            self._checks = _checks(self._reader.root) if self._reader else ()
         return self._checks
 
     @property
@@ -972,6 +972,14 @@ def _strip_root(chain: tuple[str, ...]) -> tuple[str, ...]:
 
 
 @kept
+def _checks(root: str) -> tuple[Check, ...]:
+    """The registry and dispatch checks of the tree at `root`, kept on disk like the other derived
+    facts (reading them walks every module that registers a value: about a second a release)."""
+    sources = _read(root)
+    return tuple(sources._reader.checks()) if sources._reader else ()
+
+
+@kept
 def _user_modules(root: str) -> frozenset:
     """_user_module_chains of the tree at `root`, kept on disk like the other derived facts (it
     reads and walks every module that calls a loader: once per release, not once per run)."""
@@ -988,10 +996,10 @@ def _user_module_chains(reader: _Reader) -> frozenset:
         if not any(name + "(" in text for name in _LOADERS):
             continue
         tree = parse_file(path)
-        for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)) if tree else ():
+        for fn in (n for n in walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)) if tree else ():
             aliases: dict[str, ast.expr] = {}
             counts: dict[str, int] = {}
-            for stmt in ast.walk(fn):
+            for stmt in walk(fn):
                 if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
                     aliases[stmt.targets[0].id] = stmt.value
                     counts[stmt.targets[0].id] = counts.get(stmt.targets[0].id, 0) + 1
@@ -999,7 +1007,7 @@ def _user_module_chains(reader: _Reader) -> frozenset:
                     aliases[stmt.target.id] = stmt.value
                     counts[stmt.target.id] = counts.get(stmt.target.id, 0) + 1
             aliases = {k: v for k, v in aliases.items() if counts[k] == 1}
-            for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
+            for call in (n for n in walk(fn) if isinstance(n, ast.Call)):
                 if (dotted(call.func) or "").rsplit(".", 1)[-1] not in _LOADERS:
                     continue
                 args = call.args[:1] + [k.value for k in call.keywords if k.arg in _MODULE_ARGS]

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..derived import kept
-from ._pyast import dotted, parse_file, parse_mentioning
+from ._pyast import dotted, parse_file, parse_mentioning, walk
 from .verl_classes import Registry, verl_sources
 from .verl_registries import _local_imports
 
@@ -130,10 +130,10 @@ def _calls_in(registry: Registry, root: str, module: str, path: str, fn) -> list
     local = _local_imports(fn, module)
     params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
     assigned: dict[str, list[ast.expr]] = {}
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             assigned.setdefault(node.targets[0].id, []).append(node.value)
-    calls = [n for n in ast.walk(fn) if isinstance(n, ast.Call) and (dotted(n.func) or "").endswith(BUILDER)]
+    calls = [n for n in walk(fn) if isinstance(n, ast.Call) and (dotted(n.func) or "").endswith(BUILDER)]
     for call in calls:
         name = dotted(call.func) or ""
         if name.rsplit(".", 1)[-1] != BUILDER or not call.args:
@@ -398,7 +398,7 @@ def builder_lines(package_root: str | None) -> dict[str, int]:
         None,
     )
     out: dict[str, int] = {}
-    for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)) if fn else ():
+    for call in (n for n in walk(fn) if isinstance(n, ast.Call)) if fn else ():
         name = (dotted(call.func) or "").rsplit(".", 1)[-1]
         if name in ("instantiate", "structured", "merge"):
             out.setdefault(name, call.lineno)
@@ -423,7 +423,7 @@ def _truth_tested(root: str) -> frozenset:
             if not name.endswith(".py"):
                 continue
             tree = parse_file(os.path.join(dirpath, name))
-            for node in ast.walk(tree) if tree is not None else ():
+            for node in walk(tree) if tree is not None else ():
                 for test in _tests(node):
                     names.update(_tested_names(test))
     return frozenset(names)
