@@ -11,6 +11,11 @@ and the naive approach (hydra.compose for every profile's override list),
 timed on a sample of profiles and scaled to all of them.
 Prints ratios; nothing is asserted (machines are shared and noisy).
 
+Then the reference script alone (examples/grpo_trainer/run_qwen3_5_35b_megatron.sh): cold with
+the compositions and the facts of verl's code kept (its folder checked once before, the results
+and reports removed), warm (the same command a second time), and in one process that keeps its
+caches, as the language server does: its first check and a check after an edit of the buffer.
+
 Then, for real trees (the project's examples, and ../shared/corpus/verl-v0.7.0
 and ../shared/corpus/logic-rl, each with its own config tree, when they are
 there), in one run beside shellcheck on the same files: cold, warm, warm after
@@ -157,6 +162,67 @@ def tree_rows(name: str, top: str, config: str | None, shellcheck: str | None) -
     ]
 
 
+REFERENCE = os.path.join(ROOT, "examples", "grpo_trainer", "run_qwen3_5_35b_megatron.sh")
+
+
+def in_process_recheck(path: str) -> tuple[float, float]:
+    """(first check, check again after an edit) of one script in one process that keeps its
+    caches: the language server's own steps (lsp.Server._check_in: its options, one setup
+    kept for them, the editor's buffer in the options, run_files)."""
+    sys.path.insert(0, os.path.join(ROOT, "src"))
+    from dataclasses import replace
+
+    from verl_preflight import application, cli
+    from verl_preflight.runner import run_files
+
+    args = cli.lsp_check_args(cli._lsp_args([]), path)
+    args.paths = []
+    setup = application.setup(args)
+    with open(path, "rb") as fh:
+        text = fh.read()
+    times = []
+    for n in range(2):
+        opts = replace(setup.opts, buffers={os.path.abspath(path): text + f"\n# edit {n}\n".encode()})
+        start = time.perf_counter()
+        run_files([path], setup.caches, opts, 1)
+        times.append(time.perf_counter() - start)
+    return times[0], times[1]
+
+
+def one_file_rows(shellcheck: str | None) -> list[tuple[str, str]]:
+    """The reference script alone: cold with the machine's compositions and facts present (its
+    tree checked once before, results and reports removed), warm, and re-checked in-process."""
+    with tempfile.TemporaryDirectory() as tmp:
+        env = _env(tmp)
+        cache = os.path.join(env["XDG_CACHE_HOME"], "verl-preflight")
+        timed([sys.executable, TOOL, "--format", "json", os.path.dirname(REFERENCE)], env)  # compositions, facts
+        cmd = [sys.executable, TOOL, REFERENCE]
+        cold = warm = sc = float("inf")
+        for _ in range(REPEAT):
+            for kept in ("results", "reports"):
+                shutil.rmtree(os.path.join(cache, kept), ignore_errors=True)
+            cold = min(cold, timed(cmd, env)[0])
+            timed(cmd, env)  # its report kept
+            warm = min(warm, timed(cmd, env)[0])
+            sc = min(sc, timed([shellcheck, "-S", "warning", REFERENCE])[0]) if shellcheck else float("nan")
+        before = os.environ.get("XDG_CACHE_HOME")
+        os.environ["XDG_CACHE_HOME"] = env["XDG_CACHE_HOME"]  # the cache just filled, not the user's
+        try:
+            first, again = in_process_recheck(REFERENCE)
+        finally:
+            if before is None:
+                os.environ.pop("XDG_CACHE_HOME", None)
+            else:
+                os.environ["XDG_CACHE_HOME"] = before
+    name = os.path.relpath(REFERENCE, ROOT)
+    return [
+        (f"one file ({name}): shellcheck", f"{sc:.2f} s"),
+        ("one file: cold (compositions and facts kept)", f"{cold:.2f} s"),
+        ("one file: warm (the same command again)", f"{warm:.2f} s"),
+        ("one file: in a running process (language server), first / after an edit", f"{first:.2f} s / {again:.2f} s"),
+    ]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--variants", type=int, default=5)
@@ -191,6 +257,8 @@ def main() -> int:
         ("naive compose / cold", f"{naive / cold:.1f}x"),
         ("naive compose / warm", f"{naive / warm:.1f}x"),
     ]
+    rows.append(("", ""))
+    rows += one_file_rows(shellcheck)
     rows.append(("", ""))
     rows += tree_rows("examples", os.path.join(ROOT, "examples"), None, shellcheck)
     for name in ("verl-v0.7.0", "logic-rl"):  # real trees, each with its own config tree

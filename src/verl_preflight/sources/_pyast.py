@@ -39,8 +39,9 @@ def parse_mentioning(path: str, *words: str) -> ast.Module | None:
 
 
 def walk(node: ast.AST):
-    """Every node below `node` and itself, in `ast.walk`'s order (breadth first), without its
-    two generators a node: the extractors walk verl's modules hundreds of thousands of nodes a run."""
+    """`node` and every node below it, in `ast.walk`'s order (breadth first), without the two
+    generators ast.walk starts for each node: the extractors walk hundreds of thousands of nodes
+    of verl's modules in a cold run."""
     todo = deque((node,))
     pop, push, AST = todo.popleft, todo.append, ast.AST
     while todo:

@@ -294,7 +294,7 @@ class Split:
     call: Cite | None = None  # the trainer's generate_sequences call
 
 
-@lru_cache(maxsize=8)
+@kept  # parses one module of verl's: once per machine, not once per run
 def _chunk_assert(root: str):
     path = os.path.join(root, "protocol.py")
     tree = parse_file(path)
@@ -514,7 +514,7 @@ def _dispatch_of(view, root: str) -> Cite | None:
     return None if rel is None else _generate_dispatch(root, rel)
 
 
-@lru_cache(maxsize=16)
+@kept  # parses one module of verl's: once per machine, not once per run
 def _generate_dispatch(root: str, rel: str) -> Cite | None:
     tree = parse_file(os.path.join(root, rel))
     for node in walk(tree) if tree is not None else ():
@@ -525,7 +525,7 @@ def _generate_dispatch(root: str, rel: str) -> Cite | None:
     return None
 
 
-@lru_cache(maxsize=8)
+@kept  # parses one module of verl's: once per machine, not once per run
 def _agent_loop_split(root: str):
     """(config key of the number of agent loop workers, Cite of the chunk) or None."""
     path = os.path.join(root, "experimental", "agent_loop", "agent_loop.py")
@@ -555,7 +555,7 @@ class TrainSplit:
     validated: Cite | None  # validate_config's own check of the same split, when it runs for this launch
 
 
-@lru_cache(maxsize=8)
+@kept  # parses one module of verl's: once per machine, not once per run
 def _tensordict_chunk_assert(root: str) -> Cite | None:
     path = os.path.join(root, "utils", "tensordict_utils.py")
     tree = parse_file(path)
