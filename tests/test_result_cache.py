@@ -434,4 +434,6 @@ def test_the_sources_entry_follows_every_change_to_what_was_read(tree):
     assert str(tree / "b.py") not in source.sources_entry()[0]
     source.SOURCES_READ.update({str(tree / "b.py"): "0" * 64})  # set through update
     assert source.sources_entry()[1] == source.sources_digest(source.sources_dependency())
+    source.SOURCES_READ |= {str(tree / "b.py"): "1" * 64}  # and through |=
+    assert source.sources_entry()[1] == source.sources_digest(source.sources_dependency())
     source.SOURCES_READ.pop(str(tree / "b.py"))
