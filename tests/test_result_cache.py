@@ -436,4 +436,39 @@ def test_the_sources_entry_follows_every_change_to_what_was_read(tree):
     assert source.sources_entry()[1] == source.sources_digest(source.sources_dependency())
     source.SOURCES_READ |= {str(tree / "b.py"): "1" * 64}  # and through |=
     assert source.sources_entry()[1] == source.sources_digest(source.sources_dependency())
-    source.SOURCES_READ.pop(str(tree / "b.py"))
+    for name in ("a.py", "b.py"):
+        source.SOURCES_READ.pop(str(tree / name))
+
+
+def test_a_fact_derived_from_every_module_of_a_tree_is_derived_again_when_a_module_is_added(tree):
+    """A fact that walks a tree's modules (the registries, the truth-tested keys...) depends on
+    which files the tree holds: a module added (a user's own registration in an editable verl)
+    makes it derived again, though no file it read changed."""
+    from verl_preflight import derived, source
+
+    root = tree / "pkg"
+    root.mkdir()
+    (root / "a.py").write_text("A = 1\n")
+    calls = []
+
+    @derived.kept
+    def modules(path: str) -> tuple:
+        calls.append(path)
+        return tuple(sorted(n for _, _, names in source.walk_sources(path) for n in names if n.endswith(".py")))
+
+    def new_run():
+        modules.cache_clear()
+        derived._NOW.clear()
+        for key in [k for k in source.SOURCES_READ if k.startswith(str(root))]:
+            source.SOURCES_READ.pop(key)
+
+    assert modules(str(root)) == ("a.py",) and len(calls) == 1
+    new_run()
+    assert modules(str(root)) == ("a.py",) and len(calls) == 1  # from the cache
+    (root / "b.py").write_text("B = 1\n")
+    new_run()
+    assert modules(str(root)) == ("a.py", "b.py") and len(calls) == 2
+    new_run()
+    (root / "b.py").unlink()
+    assert modules(str(root)) == ("a.py",) and len(calls) == 3
+    new_run()

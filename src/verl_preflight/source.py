@@ -119,8 +119,33 @@ class Recorder:
         return None if data is None else data.decode("utf-8", "replace")
 
 
+LISTING = os.sep + "*.py"  # SOURCES_READ[folder + LISTING]: which Python files the folder holds
+
+
+def listing_digest(top: str) -> str | None:
+    """SHA-256 of the paths (relative to `top`) of every .py file below it; None when it is no folder."""
+    if not os.path.isdir(top):
+        return None
+    names = []
+    for dirpath, dirnames, filenames in os.walk(top):
+        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+        names.extend(os.path.relpath(os.path.join(dirpath, n), top) for n in filenames if n.endswith(".py"))
+    return hashlib.sha256("\0".join(sorted(names)).encode()).hexdigest()
+
+
+def walk_sources(top: str):
+    """os.walk(top), with which Python files the folder holds recorded like a source read: a fact
+    or result derived from every module of a tree depends on a module added to it too, not only
+    on the bytes of those it read."""
+    SOURCES_READ[os.path.abspath(top) + LISTING] = listing_digest(top)
+    return os.walk(top)
+
+
 def digest_of(path: str) -> str | None:
-    """SHA-256 of a file's bytes now; None when it cannot be read."""
+    """SHA-256 of a file's bytes now (of a folder's listing for a `folder + LISTING` entry);
+    None when it cannot be read."""
+    if path.endswith(LISTING):
+        return listing_digest(path[: -len(LISTING)])
     try:
         with open(path, "rb") as fh:
             return hashlib.sha256(fh.read()).hexdigest()
@@ -208,9 +233,10 @@ _ENTRY: list = [None, None]  # [SOURCES_READ.changes, (dependency, digest) as it
 def sources_entry() -> tuple[str, str] | None:
     """(sources_dependency(), its digest as read): computed again only when SOURCES_READ changed
     (a run of many scripts reads most sources for the first one)."""
-    if _ENTRY[0] != SOURCES_READ.changes:
+    changes = SOURCES_READ.changes  # read first: a change while the entry is computed is not hidden
+    if _ENTRY[0] != changes:
         dependency = sources_dependency()
-        _ENTRY[:] = [SOURCES_READ.changes, (dependency, sources_digest(dependency)) if dependency else None]
+        _ENTRY[:] = [changes, (dependency, sources_digest(dependency)) if dependency else None]
     return _ENTRY[1]
 
 

@@ -21,6 +21,7 @@ import ast
 import os
 
 from ..derived import kept
+from ..source import walk_sources
 from ._pyast import parse_mentioning, walk
 
 BUILDER = "omega_conf_to_dataclass"
@@ -32,7 +33,7 @@ def built_suffixes(verl_root: str) -> frozenset | None:
     call at all (a verl without config dataclasses, or a partial copy: nothing can be told)."""
     found: set[tuple[str, ...]] = set()
     calls = 0
-    for dirpath, dirnames, filenames in os.walk(verl_root):
+    for dirpath, dirnames, filenames in walk_sources(verl_root):
         dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", "tests"))
         for name in sorted(filenames):
             if not name.endswith(".py"):

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..derived import kept
-from ..source import read_source
+from ..source import read_source, walk_sources
 from ._pyast import parse_file, parse_mentioning, walk
 from ._pyeval import UNKNOWN, Evaluator, Failure, Node, Obj, V
 
@@ -64,7 +64,7 @@ def _rel(root: str, path: str) -> str:
 
 def _py_files(root: str, *parts: str):
     top = os.path.join(root, *parts)
-    for dirpath, dirnames, filenames in os.walk(top):
+    for dirpath, dirnames, filenames in walk_sources(top):
         dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", "tests"))
         for name in sorted(filenames):
             if name.endswith(".py"):

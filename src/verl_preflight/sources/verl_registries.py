@@ -46,7 +46,7 @@ from functools import lru_cache
 from ..derived import kept
 from ._pyast import dotted, parse_file, walk
 from .verl_classes import Registry, verl_sources
-from ..source import read_source
+from ..source import read_source, walk_sources
 
 START = "start"
 FIRST_STEP = "first step"
@@ -215,7 +215,7 @@ class _Reader:
         if self._all_files is not None:
             return self._all_files
         out = []
-        for dirpath, dirnames, filenames in os.walk(self.root):
+        for dirpath, dirnames, filenames in walk_sources(self.root):
             dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", "tests"))
             for name in sorted(filenames):
                 if not name.endswith(".py"):

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..derived import kept
+from ..source import walk_sources
 from ._pyast import dotted, parse_file, parse_mentioning, walk
 from .verl_classes import Registry, verl_sources
 from .verl_registries import _local_imports
@@ -92,7 +93,7 @@ def _builds(root: str) -> tuple[StructuredBuild, ...]:
     if registry is None:
         return ()
     out = []
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, dirnames, filenames in walk_sources(root):
         dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", "tests"))
         for name in sorted(filenames):
             if not name.endswith(".py"):
@@ -417,7 +418,7 @@ def truth_tested(package_root: str | None) -> frozenset:
 @kept
 def _truth_tested(root: str) -> frozenset:
     names: set[str] = set()
-    for dirpath, dirnames, files in os.walk(root):
+    for dirpath, dirnames, files in walk_sources(root):
         dirnames[:] = [d for d in dirnames if d != "__pycache__"]
         for name in files:
             if not name.endswith(".py"):
