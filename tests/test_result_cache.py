@@ -357,25 +357,36 @@ def test_plain_entries_build_only_the_tools_own_data():
         to_plain(object())
 
 
+def _kept_fact(root, derive):
+    """(fact, its calls, new_run): `derive` of a folder kept with derived.kept; new_run() stands
+    for the next run of the tool (this process's memos and what it read of `root` forgotten)."""
+    from verl_preflight import derived, source
+
+    calls = []
+
+    @derived.kept
+    def fact(path: str) -> tuple:
+        calls.append(path)
+        return derive(path)
+
+    def new_run():
+        fact.cache_clear()
+        derived._NOW.clear()
+        for key in [k for k in source.SOURCES_READ if k.startswith(str(root))]:
+            source.SOURCES_READ.pop(key)
+
+    return fact, calls, new_run
+
+
 def test_facts_derived_from_sources_are_kept_while_the_sources_are_unchanged(tree):
     """derived.kept: a fact read from a release's sources is computed once per machine and
     computed again when a file it relied on changes (each call below stands for a new run)."""
-    from verl_preflight import derived, source
+    from verl_preflight import source
 
     root = tree / "pkg"
     root.mkdir()
     (root / "mod.py").write_text("LIMIT = 1\n")
-    calls = []
-
-    @derived.kept
-    def limit(path: str) -> tuple:
-        calls.append(path)
-        return (source.read_source(os.path.join(path, "mod.py")).strip(),)
-
-    def new_run():
-        limit.cache_clear()
-        derived._NOW.clear()
-        source.SOURCES_READ.pop(str(root / "mod.py"), None)
+    limit, calls, new_run = _kept_fact(root, lambda path: (source.read_source(os.path.join(path, "mod.py")).strip(),))
 
     assert limit(str(root)) == ("LIMIT = 1",) and len(calls) == 1
     new_run()
@@ -444,23 +455,12 @@ def test_a_fact_derived_from_every_module_of_a_tree_is_derived_again_when_a_modu
     """A fact that walks a tree's modules (the registries, the truth-tested keys...) depends on
     which files the tree holds: a module added (a user's own registration in an editable verl)
     makes it derived again, though no file it read changed."""
-    from verl_preflight import derived, source
+    from verl_preflight import source
 
     root = tree / "pkg"
     root.mkdir()
     (root / "a.py").write_text("A = 1\n")
-    calls = []
-
-    @derived.kept
-    def modules(path: str) -> tuple:
-        calls.append(path)
-        return tuple(sorted(n for _, _, names in source.walk_sources(path) for n in names if n.endswith(".py")))
-
-    def new_run():
-        modules.cache_clear()
-        derived._NOW.clear()
-        for key in [k for k in source.SOURCES_READ if k.startswith(str(root))]:
-            source.SOURCES_READ.pop(key)
+    modules, calls, new_run = _kept_fact(root, lambda path: tuple(os.path.basename(p) for p in source.python_files(path)))
 
     assert modules(str(root)) == ("a.py",) and len(calls) == 1
     new_run()

@@ -122,30 +122,36 @@ class Recorder:
 LISTING = os.sep + "*.py"  # SOURCES_READ[folder + LISTING]: which Python files the folder holds
 
 
-def listing_digest(top: str) -> str | None:
-    """SHA-256 of the paths (relative to `top`) of every .py file below it; None when it is no folder."""
+def _python_files(top: str) -> list[str]:
+    paths = []
+    for dirpath, dirnames, filenames in os.walk(top):
+        dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", "tests"))
+        paths.extend(os.path.join(dirpath, n) for n in sorted(filenames) if n.endswith(".py"))
+    return paths
+
+
+def _listing_digest(top: str, paths: list[str]) -> str | None:
     if not os.path.isdir(top):
         return None
-    names = []
-    for dirpath, dirnames, filenames in os.walk(top):
-        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
-        names.extend(os.path.relpath(os.path.join(dirpath, n), top) for n in filenames if n.endswith(".py"))
-    return hashlib.sha256("\0".join(sorted(names)).encode()).hexdigest()
+    return hashlib.sha256("\0".join(p[len(top) :] for p in paths).encode()).hexdigest()
 
 
-def walk_sources(top: str):
-    """os.walk(top), with which Python files the folder holds recorded like a source read: a fact
-    or result derived from every module of a tree depends on a module added to it too, not only
-    on the bytes of those it read."""
-    SOURCES_READ[os.path.abspath(top) + LISTING] = listing_digest(top)
-    return os.walk(top)
+def python_files(top: str) -> list[str]:
+    """The .py files below `top` (its __pycache__ and tests folders left out), in a walk with
+    folders and files sorted. Which files they are is recorded like a source read
+    (SOURCES_READ[top + LISTING]): a fact or a result derived from every module of a tree
+    depends on a module added to it too, not only on the bytes of those it read."""
+    paths = _python_files(top)
+    SOURCES_READ[os.path.abspath(top) + LISTING] = _listing_digest(top, paths)
+    return paths
 
 
 def digest_of(path: str) -> str | None:
     """SHA-256 of a file's bytes now (of a folder's listing for a `folder + LISTING` entry);
     None when it cannot be read."""
     if path.endswith(LISTING):
-        return listing_digest(path[: -len(LISTING)])
+        top = path[: -len(LISTING)]
+        return _listing_digest(top, _python_files(top))
     try:
         with open(path, "rb") as fh:
             return hashlib.sha256(fh.read()).hexdigest()

@@ -6,6 +6,7 @@ Nothing here imports the code it reads.
 from __future__ import annotations
 
 import ast
+import os
 import warnings
 from collections import deque
 from functools import lru_cache
@@ -58,6 +59,13 @@ def walk(node: ast.AST):
                     if isinstance(item, AST):
                         push(item)
         yield node
+
+
+def module_name(root: str, path: str) -> str:
+    """The dotted name of the module at `path` in the verl package at `root` (a package's
+    `__init__.py` is the package)."""
+    rel = os.path.relpath(path, root)[: -len(".py")].split(os.sep)
+    return ".".join(["verl", *(rel[:-1] if rel[-1] == "__init__" else rel)])
 
 
 def dotted(node: ast.expr) -> str | None:

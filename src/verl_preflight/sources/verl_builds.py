@@ -18,10 +18,9 @@ Nothing is imported.
 from __future__ import annotations
 
 import ast
-import os
 
 from ..derived import kept
-from ..source import walk_sources
+from ..source import python_files
 from ._pyast import parse_mentioning, walk
 
 BUILDER = "omega_conf_to_dataclass"
@@ -33,18 +32,14 @@ def built_suffixes(verl_root: str) -> frozenset | None:
     call at all (a verl without config dataclasses, or a partial copy: nothing can be told)."""
     found: set[tuple[str, ...]] = set()
     calls = 0
-    for dirpath, dirnames, filenames in walk_sources(verl_root):
-        dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", "tests"))
-        for name in sorted(filenames):
-            if not name.endswith(".py"):
-                continue
-            tree = parse_mentioning(os.path.join(dirpath, name), BUILDER + "(")
-            for node in walk(tree) if tree is not None else ():
-                if isinstance(node, ast.Call) and _name(node.func) == BUILDER and node.args:
-                    calls += 1
-                    chain = _chain(node.args[0])
-                    if chain:
-                        found.add(chain)
+    for path in python_files(verl_root):
+        tree = parse_mentioning(path, BUILDER + "(")
+        for node in walk(tree) if tree is not None else ():
+            if isinstance(node, ast.Call) and _name(node.func) == BUILDER and node.args:
+                calls += 1
+                chain = _chain(node.args[0])
+                if chain:
+                    found.add(chain)
     return frozenset(found) if calls else None
 
 

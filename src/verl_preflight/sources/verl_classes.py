@@ -46,7 +46,7 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ._pyast import base_names, dotted, is_dataclass_class, own_fields, parse_file, walk
+from ._pyast import base_names, dotted, is_dataclass_class, module_name, own_fields, parse_file, walk
 
 # The files whose dataclasses `Registry.dataclasses()` lists; `_target_` paths
 # elsewhere in the tree (verl.utils.profiler...) resolve too, through imports.
@@ -329,10 +329,7 @@ class Registry:
                 else [path]
             )
             for file in files:
-                rel = os.path.relpath(file, self.root)[: -len(".py")].split(os.sep)
-                if rel[-1] == "__init__":
-                    rel = rel[:-1]
-                module = ".".join(["verl", *rel])
+                module = module_name(self.root, file)
                 mod = self._module(module)
                 if mod is None:
                     continue

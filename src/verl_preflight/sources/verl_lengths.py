@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..derived import kept
-from ..source import read_source, walk_sources
+from ..source import python_files, read_source
 from ._pyast import parse_file, parse_mentioning, walk
 from ._pyeval import UNKNOWN, Evaluator, Failure, Node, Obj, V
 
@@ -60,15 +60,6 @@ class TokenBudget:
 
 def _rel(root: str, path: str) -> str:
     return os.path.relpath(path, root).replace(os.sep, "/")
-
-
-def _py_files(root: str, *parts: str):
-    top = os.path.join(root, *parts)
-    for dirpath, dirnames, filenames in walk_sources(top):
-        dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", "tests"))
-        for name in sorted(filenames):
-            if name.endswith(".py"):
-                yield os.path.join(dirpath, name)
 
 
 def _parents(tree: ast.AST) -> dict:
@@ -189,7 +180,7 @@ def _factors(root: str) -> dict:
     that engine/utils.py multiplies `max_token_len_per_gpu` by."""
     out: dict = {}
     multiplies_sp = False
-    for path in _py_files(root, "workers"):
+    for path in python_files(os.path.join(root, "workers")):
         rel = _rel(root, path)
         if "/rollout/" in rel:
             continue
@@ -224,7 +215,7 @@ def _factors(root: str) -> dict:
 def _budget_keys(root: str) -> frozenset:
     found = set()
     for part in ("workers", "trainer"):
-        for path in _py_files(root, part):
+        for path in python_files(os.path.join(root, part)):
             tree = parse_mentioning(path, BUDGET_SUFFIX)
             if tree is None:
                 continue

@@ -44,9 +44,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..derived import kept
-from ._pyast import dotted, parse_file, walk
+from ._pyast import dotted, module_name, parse_file, walk
 from .verl_classes import Registry, verl_sources
-from ..source import read_source, walk_sources
+from ..source import python_files, read_source
 
 START = "start"
 FIRST_STEP = "first step"
@@ -214,19 +214,8 @@ class _Reader:
         """(module, path) of every Python file of the package (tests left out)."""
         if self._all_files is not None:
             return self._all_files
-        out = []
-        for dirpath, dirnames, filenames in walk_sources(self.root):
-            dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", "tests"))
-            for name in sorted(filenames):
-                if not name.endswith(".py"):
-                    continue
-                path = os.path.join(dirpath, name)
-                rel = os.path.relpath(path, self.root)[: -len(".py")].split(os.sep)
-                if rel[-1] == "__init__":
-                    rel = rel[:-1]
-                out.append((".".join(["verl", *rel]), path))
-        self._all_files = out
-        return out
+        self._all_files = [(module_name(self.root, path), path) for path in python_files(self.root)]
+        return self._all_files
 
     def _text(self, path: str) -> str:
         if path not in self._texts:

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..derived import kept
-from ..source import walk_sources
-from ._pyast import dotted, parse_file, parse_mentioning, walk
+from ..source import python_files
+from ._pyast import dotted, module_name, parse_file, parse_mentioning, walk
 from .verl_classes import Registry, verl_sources
 from .verl_registries import _local_imports
 
@@ -93,19 +93,13 @@ def _builds(root: str) -> tuple[StructuredBuild, ...]:
     if registry is None:
         return ()
     out = []
-    for dirpath, dirnames, filenames in walk_sources(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", "tests"))
-        for name in sorted(filenames):
-            if not name.endswith(".py"):
-                continue
-            path = os.path.join(dirpath, name)
-            tree = parse_mentioning(path, BUILDER + "(")
-            if tree is None:
-                continue
-            rel = os.path.relpath(path, root)[: -len(".py")].split(os.sep)
-            module = ".".join(["verl", *(rel[:-1] if rel[-1] == "__init__" else rel)])
-            for fn in _functions_calling(tree, BUILDER):
-                out.extend(_calls_in(registry, root, module, path, fn))
+    for path in python_files(root):
+        tree = parse_mentioning(path, BUILDER + "(")
+        if tree is None:
+            continue
+        module = module_name(root, path)
+        for fn in _functions_calling(tree, BUILDER):
+            out.extend(_calls_in(registry, root, module, path, fn))
     return tuple(dict.fromkeys(out))
 
 
@@ -418,15 +412,11 @@ def truth_tested(package_root: str | None) -> frozenset:
 @kept
 def _truth_tested(root: str) -> frozenset:
     names: set[str] = set()
-    for dirpath, dirnames, files in walk_sources(root):
-        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
-        for name in files:
-            if not name.endswith(".py"):
-                continue
-            tree = parse_file(os.path.join(dirpath, name))
-            for node in walk(tree) if tree is not None else ():
-                for test in _tests(node):
-                    names.update(_tested_names(test))
+    for path in python_files(root):
+        tree = parse_file(path)
+        for node in walk(tree) if tree is not None else ():
+            for test in _tests(node):
+                names.update(_tested_names(test))
     return frozenset(names)
 
 
