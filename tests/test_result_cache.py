@@ -472,3 +472,34 @@ def test_a_fact_derived_from_every_module_of_a_tree_is_derived_again_when_a_modu
     (root / "b.py").unlink()
     assert modules(str(root)) == ("a.py",) and len(calls) == 3
     new_run()
+
+
+_REJECTS_RUN = """
+import json, sys
+from verl_preflight import source
+from verl_preflight.sources import verl_types
+if sys.argv[1:]:
+    verl_types._omegaconf_version = lambda: sys.argv[1]
+before = dict(source.SOURCES_READ)
+answers = [verl_types.rejects(verl_types.ScalarType("int", False), v) for v in ("two", "8", 1.5)]
+print(json.dumps([answers, "omegaconf" in sys.modules, source.SOURCES_READ == before]))
+"""
+
+
+def test_omegaconfs_answer_on_a_value_is_kept_by_its_versions_and_read_without_importing_it(tree):
+    """derived.kept_by_arguments: whether OmegaConf converts a value to a field's type is run once
+    a machine for the hydra-core and omegaconf installed; the next run reads the answer without
+    importing OmegaConf and without making a result depend on any source; other versions run it again."""
+    import json
+    import subprocess
+    import sys
+
+    def run(*versions):
+        proc = subprocess.run([sys.executable, "-c", _REJECTS_RUN, *versions], capture_output=True, text=True, check=True)
+        return json.loads(proc.stdout)
+
+    first, second, other = run(), run(), run("hydra=0.0,omegaconf=0.0")
+    assert first[0][0] and first[0][1] is None and first[0][2]  # "two" and 1.5 are not integers, "8" is
+    assert first[1] is True and first[2] is True  # computed: OmegaConf imported
+    assert second == [first[0], False, True]  # read back: the same answers, OmegaConf never imported
+    assert other == [first[0], True, True]  # another omegaconf: asked again

@@ -42,6 +42,17 @@ def _unchanged(reads) -> bool:
 
 def kept(fn):
     """`fn(root, *args)` (all arguments strings, numbers or tuples of them), memoized here and on disk."""
+    return _keeping(fn, sources=True)
+
+
+def kept_by_arguments(fn):
+    """`fn(*args)` whose value follows from its arguments alone (one of them names the versions
+    of the packages it runs, e.g. omegaconf's): memoized here and on disk with no sources to
+    check, and loading it adds none to what a result depends on."""
+    return _keeping(fn, sources=False)
+
+
+def _keeping(fn, sources: bool):
     memo: dict = {}
     name = f"{fn.__module__}.{fn.__qualname__}"
 
@@ -55,13 +66,14 @@ def kept(fn):
             key = hashlib.sha256(f"{FORMAT}\0{cache_files.tool_fingerprint()}\0{name}\0{args!r}".encode()).hexdigest()
             path = os.path.join(folder, key[:2], key + ".json")
             doc = cache_files.read(path)
-            if isinstance(doc, dict) and doc.get("format") == FORMAT and _unchanged(doc.get("reads")):
+            if isinstance(doc, dict) and doc.get("format") == FORMAT and (not sources or _unchanged(doc.get("reads"))):
                 try:
                     value = from_plain(doc.get("value"))
                 except (NotPlain, RecursionError):
                     value = doc = None
                 if doc is not None:
-                    SOURCES_READ.update(doc["reads"])
+                    if sources:
+                        SOURCES_READ.update(doc["reads"])
                     memo[args] = value
                     return value
         value = fn(*args)
@@ -71,7 +83,10 @@ def kept(fn):
                 plain = to_plain(value)
             except (NotPlain, RecursionError):
                 return value
-            cache_files.write(path, {"format": FORMAT, "reads": dict(SOURCES_READ), "value": plain})
+            doc = {"format": FORMAT, "value": plain}
+            if sources:
+                doc["reads"] = dict(SOURCES_READ)
+            cache_files.write(path, doc)
         return value
 
     wrapper.cache_clear = memo.clear

@@ -83,10 +83,10 @@ def models() -> dict:
     """The shipped table: name -> entry (see the comments in models.yaml)."""
     from importlib.resources import files
 
-    import yaml
+    from .yaml_read import load
 
     text = files("verl_preflight.data").joinpath("models.yaml").read_text(encoding="utf-8")
-    return yaml.safe_load(text)["models"]
+    return load(text)["models"]
 
 
 def model_for(path: str) -> str | None:

@@ -232,13 +232,15 @@ def _searchpath_in(primary: str, config_name: str) -> tuple[str, ...]:
     once a run: every launch of every profile asks)."""
     import yaml
 
+    from .yaml_read import load
+
     name = config_name if config_name.endswith(".yaml") else config_name + ".yaml"
     try:
         with open(os.path.join(primary, name), encoding="utf-8") as fh:
             text = fh.read()
         if "searchpath" not in text:  # verl's own root configs: no need to parse a thousand lines
             return ()
-        data = yaml.safe_load(text)
+        data = load(text)
     except (OSError, yaml.YAMLError, UnicodeDecodeError):
         return ()
     entries = ((data or {}).get("hydra") or {}).get("searchpath") if isinstance(data, dict) else None

@@ -143,6 +143,8 @@ def _selectors(cache, config_name: str) -> list[tuple[str, str, list[str]]]:
     group has more than one option in the config folders (verl's model_engine)."""
     import yaml
 
+    from ..yaml_read import load
+
     out = []
     for d in cache.tree.dirs:
         path = os.path.join(d, f"{config_name}.yaml")
@@ -150,7 +152,7 @@ def _selectors(cache, config_name: str) -> list[tuple[str, str, list[str]]]:
             continue
         try:
             with open(path, encoding="utf-8") as fh:
-                doc = yaml.safe_load(fh) or {}
+                doc = load(fh.read()) or {}
         except (OSError, yaml.YAMLError):
             return []
         for entry in doc.get("defaults", []) if isinstance(doc, dict) else []:

@@ -65,14 +65,16 @@ class ShippedSchema:
 def _compose(path: str):
     import yaml
 
+    from ..yaml_read import compose, load
+
     try:
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
     except OSError as err:
         raise SchemaError(f"{path}: cannot read the schema: {err.strerror or err}") from err
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        node = compose(text)
+        data = load(text)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else path

@@ -32,7 +32,7 @@ import os
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..derived import kept
+from ..derived import kept, kept_by_arguments
 from ..source import python_files
 from ._pyast import dotted, module_name, parse_file, parse_mentioning, walk
 from .verl_classes import Registry, verl_sources
@@ -361,6 +361,21 @@ def _hashable(value):
 
 @lru_cache(maxsize=1024)
 def _rejects(spec: ScalarType, value) -> str | None:
+    return _omegaconf_rejects(_omegaconf_version(), spec.kind, spec.optional, spec.members, spec.name, value)
+
+
+@lru_cache(maxsize=1)
+def _omegaconf_version() -> str:
+    from ..hydra_stage.tree import hydra_versions
+
+    return hydra_versions()
+
+
+@kept_by_arguments
+def _omegaconf_rejects(versions: str, kind: str, optional: bool, members: tuple, name: str, value) -> str | None:
+    """OmegaConf's answer, run once a machine for each type and value (importing OmegaConf alone
+    is a tenth of a one-file check): `versions` names the hydra-core and omegaconf that ran it."""
+    spec = ScalarType(kind, optional, members, name)
     from dataclasses import field as dc_field
     from dataclasses import make_dataclass
     from typing import Optional
