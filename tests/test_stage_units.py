@@ -277,3 +277,108 @@ def test_the_extractors_walk_a_module_in_ast_walks_order():
     ragged = ast.parse("x = 1")
     del ragged.body[0].type_comment  # a field not set: skipped, as ast.walk does
     assert list(walk(ragged)) == list(ast.walk(ragged))
+
+
+def test_yaml_read_with_libyaml_gives_what_pyyamls_safe_load_gives():
+    """The shipped model table and schema, and every config of the installed verl, load to the
+    same values (and the schema to nodes on the same lines) with libyaml's parser as with
+    PyYAML's Python one; a broken document fails with a mark either way."""
+    import glob
+    import importlib.util
+    import os
+
+    import yaml
+
+    from verl_preflight import yaml_read
+    from verl_preflight.rules.schema import DEFAULT_SCHEMA
+
+    if yaml.__with_libyaml__:
+        assert yaml_read.SAFE_LOADER is yaml.CSafeLoader
+    data = os.path.join(os.path.dirname(os.path.abspath(yaml_read.__file__)), "data")
+    files = [os.path.join(data, "models.yaml"), DEFAULT_SCHEMA]
+    spec = importlib.util.find_spec("verl")
+    if spec is not None and spec.origin:
+        files += sorted(glob.glob(os.path.join(os.path.dirname(spec.origin), "trainer", "config", "**", "*.yaml"), recursive=True))
+        assert len(files) > 20
+    for path in files:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+        assert yaml_read.load(text) == yaml.safe_load(text), path
+    with open(DEFAULT_SCHEMA, encoding="utf-8") as fh:
+        text = fh.read()
+
+    def lines(node) -> list:
+        children = node.value if isinstance(node, yaml.CollectionNode) else []
+        flat = [n for item in children for n in (item if isinstance(item, tuple) else (item,))]
+        return [node.start_mark.line, *(lines(n) for n in flat)]
+
+    assert lines(yaml_read.compose(text)) == lines(yaml.compose(text, Loader=yaml.SafeLoader))
+    with pytest.raises(yaml.YAMLError) as err:
+        yaml_read.load("version: 1\npolicies: [\n")
+    assert err.value.problem_mark is not None
+
+
+_SPAN_CASES = (
+    "import os\r\n"
+    "x = 1; y = [\r\n"
+    "    2]; z = 3\r\n"
+    "@staticmethod\n"
+    "@ property\n"
+    "def top(a):\n"
+    "    return a\n"
+    "class A:\n"
+    "\tclass B:\n"
+    "\t\tdef m(self):\n"
+    "\t\t\tif self:  # a comment\n"
+    "\t\t\t\treturn 1\n"
+    "\t\t\telif not self:\n"
+    "\t\t\t\treturn 2\n"
+    "\t\t\treturn 3\n"
+    "s = 'é'; t = 'ü'\n"
+    "if x: u = 1\n"
+)
+
+
+def _statements(tree):
+    import ast
+
+    return [n for n in ast.walk(tree) if isinstance(n, ast.stmt)]
+
+
+def test_a_statement_parsed_alone_is_the_statement_the_whole_module_gives(tmp_path):
+    """_pyast.parsed_alone gives back, node for node with lines and columns, every statement of a
+    module (decorated, tab-indented, after `;` on its line, after non-ASCII text, CRLF lines)
+    but an `elif`, which statement_at then finds in the whole module; on verl's trainer and engine
+    modules too, whose functions the batch checks keep as spans."""
+    import ast
+    import glob
+    import importlib.util
+    import os
+
+    from verl_preflight.sources._pyast import Span, parsed_alone, statement_at
+
+    path = tmp_path / "cases.py"
+    path.write_bytes(_SPAN_CASES.encode())
+    tree = ast.parse(_SPAN_CASES.encode())
+    alone = {}
+    for node in _statements(tree):
+        span = Span.of(str(path), node)
+        got = parsed_alone(span, _SPAN_CASES)
+        alone[(node.lineno, node.col_offset)] = got is not None
+        assert ast.dump(statement_at(span), include_attributes=True) == ast.dump(node, include_attributes=True)
+    assert [at for at, ok in alone.items() if not ok] == [(13, 3)]  # the elif
+    assert alone[(2, 7)] and alone[(3, 8)] and alone[(16, 10)] and alone[(6, 0)]  # after `;`, after "é" (bytes), decorated
+
+    spec = importlib.util.find_spec("verl")
+    if spec is None or not spec.origin:
+        pytest.skip("verl is not installed here (make setup installs it)")
+    root = os.path.dirname(spec.origin)
+    modules = [os.path.join(root, "trainer", "ppo", "ray_trainer.py"), os.path.join(root, "protocol.py")]
+    modules += glob.glob(os.path.join(root, "workers", "engine", "*", "transformer_impl.py"))
+    for module in modules:
+        with open(module, encoding="utf-8") as fh:
+            text = fh.read()
+        for node in _statements(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.ClassDef | ast.If | ast.Assign):
+                got = statement_at(Span.of(module, node))
+                assert ast.dump(got, include_attributes=True) == ast.dump(node, include_attributes=True), (module, node.lineno)

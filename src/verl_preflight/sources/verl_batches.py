@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..derived import kept
-from ._pyast import parse_file, walk
+from ._pyast import Span, parse_file, statement_at, walk
 from ._pyeval import UNKNOWN, Assigned, Evaluator, Failure, Node, Obj, V
 from .verl_lengths import Cite, _class_methods, _config_test, _parents, _rel, given, verl_imports, world_size
 
@@ -183,7 +183,7 @@ def normalization(view, root: str, roles: list[tuple[str, str, str, str]]) -> li
 class EngineAsserts:
     mini_split: Cite | None  # assert mini_batch_size % data parallel size == 0
     micro_split: Cite | None  # assert a GPU's batch % micro batch size == 0 (dynamic batch size off)
-    mini_batch: object  # ast expression of the mini batch the trainer hands update_actor, or None
+    mini_batch: Span | None  # the trainer's `_update_actor`, which hands update_actor the mini batch
     trainer_at: Cite | None
 
 
@@ -207,12 +207,12 @@ def engine_asserts(root: str) -> EngineAsserts | None:
             text = ast.unparse(node.test)
             if "micro_batch_size_per_gpu" in text and "%" in text:
                 micro = Cite(_rel(root, upath), node.lineno)
-    expr, at = _trainer_mini_batch(root)
-    return EngineAsserts(mini, micro, expr, at)
+    func, at = _trainer_mini_batch(root)
+    return EngineAsserts(mini, micro, func, at)
 
 
 def _trainer_mini_batch(root: str):
-    """The `_update_actor` function of the trainer, and where it passes `mini_batch_size=`."""
+    """Where the trainer's `_update_actor` function stands, and where it passes `mini_batch_size=`."""
     path = os.path.join(root, "trainer", "ppo", "ray_trainer.py")
     tree = parse_file(path)
     if tree is None:
@@ -223,7 +223,7 @@ def _trainer_mini_batch(root: str):
                 if isinstance(sub, ast.Call):
                     for kw in sub.keywords:
                         if kw.arg == "mini_batch_size":
-                            return node, Cite(_rel(root, path), sub.lineno)
+                            return Span.of(path, node), Cite(_rel(root, path), sub.lineno)
     return None, None
 
 
@@ -232,7 +232,9 @@ def trainer_mini_batch(view, root: str) -> V:
     facts = engine_asserts(root)
     if facts is None or facts.mini_batch is None:
         return V(UNKNOWN)
-    func = facts.mini_batch
+    func = statement_at(facts.mini_batch)
+    if func is None:
+        return V(UNKNOWN)
     ev = Evaluator(view)
     me = Obj({"config": V(Node(ev, ""))}, pinned=frozenset({"config"}))
     ev.run(func.body, {func.args.args[0].arg: V(me), **{a.arg: V(UNKNOWN) for a in func.args.args[1:]}})
@@ -244,12 +246,18 @@ def trainer_mini_batch(view, root: str) -> V:
     return V(UNKNOWN)
 
 
-@lru_cache(maxsize=16)
 def _engine_function(root: str, sub: str, name: str):
-    tree = parse_file(os.path.join(root, "workers", "engine", sub, "transformer_impl.py"))
+    span = _engine_function_span(root, sub, name)
+    return statement_at(span) if span is not None else None
+
+
+@kept
+def _engine_function_span(root: str, sub: str, name: str) -> Span | None:
+    path = os.path.join(root, "workers", "engine", sub, "transformer_impl.py")
+    tree = parse_file(path)
     for node in walk(tree) if tree is not None else ():
         if isinstance(node, ast.FunctionDef) and node.name == name:
-            return node
+            return Span.of(path, node)
     return None
 
 
@@ -315,11 +323,12 @@ def _chunk_assert(root: str):
     return check, env
 
 
-@lru_cache(maxsize=8)
+@kept  # parses the trainer: once per machine; the statements found are parsed again alone
 def _async_mode_sites(root: str) -> tuple:
-    """((value, (if tests around it, outermost last)), ...) of the trainer's assignments to
-    `self.async_rollout_mode`, in file order."""
-    tree = parse_file(os.path.join(root, "trainer", "ppo", "ray_trainer.py"))
+    """((line, the assignment, (the `if` statements around it, outermost last)), ...) of the
+    trainer's assignments to `self.async_rollout_mode`, in file order, as spans."""
+    path = os.path.join(root, "trainer", "ppo", "ray_trainer.py")
+    tree = parse_file(path)
     if tree is None:
         return ()
     parents = _parents(tree)
@@ -332,9 +341,9 @@ def _async_mode_sites(root: str) -> tuple:
         tests, parent = [], parents.get(node)
         while parent is not None and not isinstance(parent, ast.FunctionDef):
             if isinstance(parent, ast.If):
-                tests.append(parent.test)
+                tests.append(Span.of(path, parent))
             parent = parents.get(parent)
-        out.append((node.lineno, node.value, tuple(tests)))
+        out.append((node.lineno, Span.of(path, node), tuple(tests)))
     return tuple(sorted(out, key=lambda t: t[0]))
 
 
@@ -347,7 +356,11 @@ def _trainer_scope(ev: Evaluator) -> dict:
 def _async_mode(view, root: str):
     """The trainer's `self.async_rollout_mode`, from its assignments and the `if` tests around them."""
     value = UNKNOWN
-    for _, expr, tests in _async_mode_sites(root):
+    for _, assign, ifs in _async_mode_sites(root):
+        stmts = [statement_at(span) for span in (assign, *ifs)]
+        if None in stmts:
+            return UNKNOWN
+        expr, tests = stmts[0].value, [stmt.test for stmt in stmts[1:]]
         ev = Evaluator(view)
         scope = _trainer_scope(ev)
         holds = True
@@ -362,11 +375,18 @@ def _async_mode(view, root: str):
 
 
 @lru_cache(maxsize=16)
-def _enum_constants(root: str, tree: ast.Module) -> dict:
-    """{class name: Obj of its constant attributes} for the enum classes the module imports
+def _enum_constants(root: str) -> dict:
+    """{class name: Obj of its constant attributes} for the enum classes the trainer imports
     from verl (`AdvantageEstimator.REMAX` is "remax")."""
-    out = {}
-    for node, mod, _ in verl_imports(root, tree, "class"):
+    return {name: V(Obj({k: V(v) for k, v in attrs.items()})) for name, attrs in _trainer_enums(root).items()}
+
+
+@kept  # parses the trainer and the modules it imports enums from: once per machine
+def _trainer_enums(root: str) -> dict:
+    """{class name: {attribute: constant}} of the enum classes ray_trainer.py imports from verl."""
+    tree = parse_file(os.path.join(root, "trainer", "ppo", "ray_trainer.py"))
+    out: dict = {}
+    for node, mod, _ in verl_imports(root, tree, "class") if tree is not None else ():
         classes = {c.name: c for c in mod.body if isinstance(c, ast.ClassDef)}
         for alias in node.names:
             cls = classes.get(alias.name)
@@ -377,8 +397,8 @@ def _enum_constants(root: str, tree: ast.Module) -> dict:
                 if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant):
                     for t in stmt.targets:
                         if isinstance(t, ast.Name):
-                            attrs[t.id] = V(stmt.value.value)
-            out[alias.asname or alias.name] = V(Obj(attrs))
+                            attrs[t.id] = stmt.value.value
+            out[alias.asname or alias.name] = attrs
     return out
 
 
@@ -397,7 +417,6 @@ def generation_split(view, root: str) -> Split | None:
     if check is None:
         return None
     path = os.path.join(root, "trainer", "ppo", "ray_trainer.py")
-    tree = parse_file(path)
     fit = _fit(root)
     train = view.int_value("data.train_batch_size")
     if fit is None or not train:
@@ -405,7 +424,7 @@ def generation_split(view, root: str) -> Split | None:
     async_mode = _async_mode(view, root)
     ev = Evaluator(view)
     me = Obj({"config": V(Node(ev, "")), "async_rollout_mode": V(async_mode)}, pinned=frozenset({"config"}))
-    scope = ev.bind_scope({"self": V(me), **_enum_constants(root, tree)})
+    scope = ev.bind_scope({"self": V(me), **_enum_constants(root)})
     found = _walk_rows(ev, scope, fit.body, train)
     if found is None:
         return None
@@ -420,12 +439,18 @@ def generation_split(view, root: str) -> Split | None:
     return Split(rows, manager[0], manager[1], check, env, at)
 
 
-@lru_cache(maxsize=8)
 def _fit(root: str):
-    tree = parse_file(os.path.join(root, "trainer", "ppo", "ray_trainer.py"))
+    span = _fit_span(root)
+    return statement_at(span) if span is not None else None
+
+
+@kept  # parses the trainer: once per machine; the function alone is parsed again
+def _fit_span(root: str) -> Span | None:
+    path = os.path.join(root, "trainer", "ppo", "ray_trainer.py")
+    tree = parse_file(path)
     for node in walk(tree) if tree is not None else ():
         if isinstance(node, ast.FunctionDef) and node.name == "fit":
-            return node
+            return Span.of(path, node)
     return None
 
 
@@ -658,7 +683,7 @@ class MiniBatches:
 
     call: Cite  # the worker's make_iterator(mini_batch_size=...) call
     check: Cite  # DataProto.make_iterator's assert
-    iterator: ast.FunctionDef  # DataProto.make_iterator, evaluated
+    iterator: Span  # DataProto.make_iterator, evaluated
 
 
 @kept
@@ -677,7 +702,8 @@ def mini_batches(root: str, role: str) -> MiniBatches | None:
     )
     if check is None:
         return None
-    return MiniBatches(Cite(_rel(root, path), call.lineno), Cite("protocol.py", check.lineno), iterator)
+    at = Span.of(os.path.join(root, "protocol.py"), iterator)
+    return MiniBatches(Cite(_rel(root, path), call.lineno), Cite("protocol.py", check.lineno), at)
 
 
 def _iterates_mini_batches(node) -> bool:
@@ -701,10 +727,13 @@ def mini_batch_failure(view, facts: MiniBatches, rows: V, mini: V) -> Failure | 
     """What DataProto.make_iterator raises for a batch of `rows` samples in mini batches of `mini`."""
     ev = Evaluator(view, module="verl.protocol")
     batch = Obj({"batch_size": V([rows.value], rows.keys)})
-    params = {a.arg: V(UNKNOWN) for a in facts.iterator.args.args}
-    params[facts.iterator.args.args[0].arg] = V(Obj({"batch": V(batch)}))
+    iterator = statement_at(facts.iterator)
+    if iterator is None:
+        return None
+    params = {a.arg: V(UNKNOWN) for a in iterator.args.args}
+    params[iterator.args.args[0].arg] = V(Obj({"batch": V(batch)}))
     params["mini_batch_size"] = mini
-    ev.run(facts.iterator.body, params)
+    ev.run(iterator.body, params)
     return ev.failures[0] if ev.failures else None
 
 
@@ -783,7 +812,7 @@ class PerTokenLoss:
     (`if self.tf_config.calculate_per_token_loss and loss_function is not None:` in
     `postprocess_micro_batch_func`, workers/engine/megatron/transformer_impl.py)."""
 
-    block: ast.If
+    block: Span  # the `if` statement
     at: Cite
 
 
@@ -800,7 +829,7 @@ def per_token_loss(root: str) -> PerTokenLoss | None:
             and "calculate_per_token_loss" in ast.unparse(node.test)
             and any(isinstance(n, ast.Raise) for n in walk(node))
         ):
-            return PerTokenLoss(node, Cite(_rel(root, path), node.lineno))
+            return PerTokenLoss(Span.of(path, node), Cite(_rel(root, path), node.lineno))
     return None
 
 
@@ -812,7 +841,10 @@ def per_token_loss_failure(view, facts: PerTokenLoss, section: str) -> Failure |
     me = Obj({"tf_config": V(tf_config), "engine_config": V(Node(ev, f"{section}.megatron"))}, complete=False)
     loss_function = Obj({"keywords": {"config": Node(ev, section)}}, complete=False)
     params = {"self": V(me), "loss_function": V(loss_function), "forward_only": V(False)}
-    ev.run([facts.block], {**{n: V(UNKNOWN) for n in ("data", "output", "local_cp_size")}, **params})
+    block = statement_at(facts.block)
+    if block is None:
+        return None
+    ev.run([block], {**{n: V(UNKNOWN) for n in ("data", "output", "local_cp_size")}, **params})
     return ev.failures[0] if ev.failures else None
 
 
