@@ -479,7 +479,7 @@ import json, sys
 from verl_preflight import source
 from verl_preflight.sources import verl_types
 if sys.argv[1:]:
-    verl_types._omegaconf_version = lambda: sys.argv[1]
+    verl_types.hydra_versions = lambda: sys.argv[1]
 before = dict(source.SOURCES_READ)
 answers = [verl_types.rejects(verl_types.ScalarType("int", False), v) for v in ("two", "8", 1.5)]
 print(json.dumps([answers, "omegaconf" in sys.modules, source.SOURCES_READ == before]))

@@ -72,7 +72,7 @@ class ResultCache:
     def __init__(self, source, digest: str, opts, use_disk: bool = True):
         self.enabled = use_disk and not getattr(opts, "current", False)
         key = hashlib.sha256()
-        from .hydra_stage.tree import hydra_versions
+        from .source import hydra_versions
 
         # the working directory: a relative `source` is resolved from it, the paths are spelled from it
         for part in (tool_fingerprint(), hydra_versions(), digest, repr(source), options_digest(opts), os.getcwd()):

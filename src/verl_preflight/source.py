@@ -7,8 +7,11 @@ never raises for a sourced file (None: the shell reports it as not followed).
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
+import re
 import stat
+from functools import lru_cache
 
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 
@@ -254,3 +257,23 @@ def sources_digest(dependency: str, digest=None) -> str:
         found = (digest or digest_as_read)(path)
         h.update(f"{path}\0{found}\0".encode())
     return h.hexdigest()
+
+
+@lru_cache(maxsize=1)
+def hydra_versions() -> str:
+    """The versions of hydra-core and omegaconf that compose here, read from their own
+    sources without importing them (a fully cached run imports neither): part of the key of
+    what Hydra or OmegaConf decided (compositions, results, OmegaConf's conversions)."""
+    out = []
+    for package, file in (("hydra", "__init__.py"), ("omegaconf", "version.py")):
+        spec = importlib.util.find_spec(package)
+        found = "?"
+        if spec is not None and spec.submodule_search_locations:
+            try:
+                with open(os.path.join(spec.submodule_search_locations[0], file), encoding="utf-8") as fh:
+                    m = re.search(r"""^__version__\s*=\s*["']([^"']+)["']""", fh.read(), re.M)
+                found = m.group(1) if m else "?"
+            except OSError:
+                pass
+        out.append(f"{package}={found}")
+    return ",".join(out)

@@ -22,7 +22,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from .. import cache_files
-from ..source import read_source
+from ..source import hydra_versions, read_source
 
 CACHE_FORMAT = 5  # 5: signed with the user's key (cache_files); 4: verdicts name the problem kind
 INSTALL_HINT = "pip install --no-deps verl==0.9.1"
@@ -393,25 +393,6 @@ def _module_exists(path: str, package_root: str | None, version: str | None, mod
 
 
 # ---- composition --------------------------------------------------------
-
-
-@functools.lru_cache(maxsize=1)
-def hydra_versions() -> str:
-    """The versions of hydra-core and omegaconf that compose here, read from their own
-    sources without importing them (a fully cached run imports neither)."""
-    out = []
-    for package, file in (("hydra", "__init__.py"), ("omegaconf", "version.py")):
-        spec = importlib.util.find_spec(package)
-        found = "?"
-        if spec is not None and spec.submodule_search_locations:
-            try:
-                with open(os.path.join(spec.submodule_search_locations[0], file), encoding="utf-8") as fh:
-                    m = re.search(r"""^__version__\s*=\s*["']([^"']+)["']""", fh.read(), re.M)
-                found = m.group(1) if m else "?"
-            except OSError:
-                pass
-        out.append(f"{package}={found}")
-    return ",".join(out)
 
 
 def compose_raw(tree: Tree, config_name: str, group_overrides: list[str]):

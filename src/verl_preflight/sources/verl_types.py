@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..derived import kept, kept_by_arguments
-from ..source import python_files
+from ..source import hydra_versions, python_files
 from ._pyast import dotted, module_name, parse_file, parse_mentioning, walk
 from .verl_classes import Registry, verl_sources
 from .verl_registries import _local_imports
@@ -361,14 +361,7 @@ def _hashable(value):
 
 @lru_cache(maxsize=1024)
 def _rejects(spec: ScalarType, value) -> str | None:
-    return _omegaconf_rejects(_omegaconf_version(), spec.kind, spec.optional, spec.members, spec.name, value)
-
-
-@lru_cache(maxsize=1)
-def _omegaconf_version() -> str:
-    from ..hydra_stage.tree import hydra_versions
-
-    return hydra_versions()
+    return _omegaconf_rejects(hydra_versions(), spec.kind, spec.optional, spec.members, spec.name, value)
 
 
 @kept_by_arguments
