@@ -13,6 +13,11 @@ not only this call's: helpers memoized in memory read a file once per process, s
 call relies on can have been read by an earlier one. More files, never fewer: a stale
 value is never used. Loading a value records its files as read, so a script's result
 depends on them as if they had been parsed here.
+
+A fact that holds statements of verl's code holds them as spans (sources._pyast.Span), which
+are plain data: the statement is parsed again from its own lines when a check runs it.
+`@kept_by_arguments` keeps a value that follows from its arguments alone (OmegaConf's answer
+on a value, keyed by the hydra-core and omegaconf versions): no sources are recorded for it.
 """
 
 from __future__ import annotations
