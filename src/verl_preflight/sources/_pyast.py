@@ -60,15 +60,14 @@ class Span:
         return cls(path, node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, first)
 
 
-def statement_at(span: Span) -> ast.stmt | None:
-    """The statement at `span`, parsed from its own lines (`parsed_alone`), else found in the
-    whole module. The file is read either way: a result depends on it."""
-    text = read_source(span.path)
-    return _statement_at(span, text) if text is not None else None
-
-
 @lru_cache(maxsize=64)
-def _statement_at(span: Span, text: str) -> ast.stmt | None:
+def statement_at(span: Span | None) -> ast.stmt | None:
+    """The statement at `span`, parsed from its own lines (`parsed_alone`), else found in the
+    whole module; None for no span. Read once a process, like parse_file: the file's digest
+    stands in SOURCES_READ from that first read (a result depends on it)."""
+    text = read_source(span.path) if span is not None else None
+    if text is None:
+        return None
     found = parsed_alone(span, text)
     if found is None:
         try:

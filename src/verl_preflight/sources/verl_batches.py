@@ -35,6 +35,7 @@ from ._pyeval import UNKNOWN, Assigned, Evaluator, Failure, Node, Obj, V
 from .verl_lengths import Cite, _class_methods, _config_test, _parents, _rel, given, verl_imports, world_size
 
 ARF = "actor_rollout_ref"
+TRAINER = ("trainer", "ppo", "ray_trainer.py")  # the PPO trainer module, in a verl package
 
 
 # ----------------------------------------------------------------------------
@@ -213,7 +214,7 @@ def engine_asserts(root: str) -> EngineAsserts | None:
 
 def _trainer_mini_batch(root: str):
     """Where the trainer's `_update_actor` function stands, and where it passes `mini_batch_size=`."""
-    path = os.path.join(root, "trainer", "ppo", "ray_trainer.py")
+    path = os.path.join(root, *TRAINER)
     tree = parse_file(path)
     if tree is None:
         return None, None
@@ -247,18 +248,7 @@ def trainer_mini_batch(view, root: str) -> V:
 
 
 def _engine_function(root: str, sub: str, name: str):
-    span = _engine_function_span(root, sub, name)
-    return statement_at(span) if span is not None else None
-
-
-@kept
-def _engine_function_span(root: str, sub: str, name: str) -> Span | None:
-    path = os.path.join(root, "workers", "engine", sub, "transformer_impl.py")
-    tree = parse_file(path)
-    for node in walk(tree) if tree is not None else ():
-        if isinstance(node, ast.FunctionDef) and node.name == name:
-            return Span.of(path, node)
-    return None
+    return statement_at(_function_span(os.path.join(root, "workers", "engine", sub, "transformer_impl.py"), name))
 
 
 def engine_data_parallel(view, root: str, section: str) -> V:
@@ -327,7 +317,7 @@ def _chunk_assert(root: str):
 def _async_mode_sites(root: str) -> tuple:
     """((line, the assignment, (the `if` statements around it, outermost last)), ...) of the
     trainer's assignments to `self.async_rollout_mode`, in file order, as spans."""
-    path = os.path.join(root, "trainer", "ppo", "ray_trainer.py")
+    path = os.path.join(root, *TRAINER)
     tree = parse_file(path)
     if tree is None:
         return ()
@@ -384,7 +374,7 @@ def _enum_constants(root: str) -> dict:
 @kept  # parses the trainer and the modules it imports enums from: once per machine
 def _trainer_enums(root: str) -> dict:
     """{class name: {attribute: constant}} of the enum classes ray_trainer.py imports from verl."""
-    tree = parse_file(os.path.join(root, "trainer", "ppo", "ray_trainer.py"))
+    tree = parse_file(os.path.join(root, *TRAINER))
     out: dict = {}
     for node, mod, _ in verl_imports(root, tree, "class") if tree is not None else ():
         classes = {c.name: c for c in mod.body if isinstance(c, ast.ClassDef)}
@@ -416,7 +406,7 @@ def generation_split(view, root: str) -> Split | None:
     check, env = _chunk_assert(root)
     if check is None:
         return None
-    path = os.path.join(root, "trainer", "ppo", "ray_trainer.py")
+    path = os.path.join(root, *TRAINER)
     fit = _fit(root)
     train = view.int_value("data.train_batch_size")
     if fit is None or not train:
@@ -440,18 +430,7 @@ def generation_split(view, root: str) -> Split | None:
 
 
 def _fit(root: str):
-    span = _fit_span(root)
-    return statement_at(span) if span is not None else None
-
-
-@kept  # parses the trainer: once per machine; the function alone is parsed again
-def _fit_span(root: str) -> Span | None:
-    path = os.path.join(root, "trainer", "ppo", "ray_trainer.py")
-    tree = parse_file(path)
-    for node in walk(tree) if tree is not None else ():
-        if isinstance(node, ast.FunctionDef) and node.name == "fit":
-            return Span.of(path, node)
-    return None
+    return statement_at(_function_span(os.path.join(root, *TRAINER), "fit"))
 
 
 def _walk_rows(ev: Evaluator, scope: dict, body: list, train: int):
@@ -596,7 +575,7 @@ def _tensordict_chunk_assert(root: str) -> Cite | None:
 def _validate_sites(root: str) -> tuple:
     """(Cite, ((test, in its body?), ...)) of validate_config's `real_train_batch_size % minimal_bsz`
     assert (verl 0.9.1 utils/config.py; v0.4.1 RayPPOTrainer._validate_config), or None."""
-    for parts in (("utils", "config.py"), ("trainer", "ppo", "ray_trainer.py")):
+    for parts in (("utils", "config.py"), TRAINER):
         path = os.path.join(root, *parts)
         tree = parse_file(path)
         if tree is None:
@@ -779,6 +758,13 @@ def _function_of(tree, name: str):
         if isinstance(node, ast.FunctionDef) and node.name == name:
             return node
     return None
+
+
+@kept  # parses the module once per machine; a check parses the function alone (statement_at)
+def _function_span(path: str, name: str) -> Span | None:
+    """Where the module's first function `name` (in walk order) stands."""
+    node = _function_of(parse_file(path), name)
+    return Span.of(path, node) if node is not None else None
 
 
 def _micro_batch_key(method):

@@ -347,21 +347,12 @@ def _is_enum(cls: ast.ClassDef) -> bool:
 def rejects(spec: ScalarType, value) -> str | None:
     """OmegaConf's message when it cannot convert `value` to the type, merged as verl merges; None when
     it can."""
-    try:
-        return _rejects(spec, _hashable(value))
-    except TypeError:
-        return None
-
-
-def _hashable(value):
     if isinstance(value, list | dict):
-        raise TypeError
-    return value
-
-
-@lru_cache(maxsize=1024)
-def _rejects(spec: ScalarType, value) -> str | None:
-    return _omegaconf_rejects(hydra_versions(), spec.kind, spec.optional, spec.members, spec.name, value)
+        return None
+    try:
+        return _omegaconf_rejects(hydra_versions(), spec.kind, spec.optional, spec.members, spec.name, value)
+    except TypeError:  # a value the memo cannot hold
+        return None
 
 
 @kept_by_arguments
