@@ -503,3 +503,99 @@ def test_omegaconfs_answer_on_a_value_is_kept_by_its_versions_and_read_without_i
     assert first[1] is True and first[2] is True  # computed: OmegaConf imported
     assert second == [first[0], False, True]  # read back: the same answers, OmegaConf never imported
     assert other == [first[0], True, True]  # another omegaconf: asked again
+
+
+def _fresh_digests(monkeypatch):
+    from verl_preflight import file_digests
+
+    monkeypatch.setattr(file_digests, "_table", None)
+    monkeypatch.setattr(file_digests, "_added", False)
+    monkeypatch.setattr(file_digests, "_on_disk", True)
+    return file_digests
+
+
+def test_a_files_digest_is_kept_and_read_again_whenever_stat_says_it_may_have_changed(tree, monkeypatch):
+    import hashlib
+    import time
+
+    digests = _fresh_digests(monkeypatch)
+    path = tree / "settled.txt"
+    path.write_bytes(b"one\n")
+    old = time.time_ns() - 3_600_000_000_000
+    os.utime(path, ns=(old, old))
+    # young files are never kept (module doc): this one is written now, so the test moves the
+    # clock the module reads past the settling time instead of waiting for it
+    later = time.time_ns() + 10 * digests.SETTLED_NS
+    monkeypatch.setattr(digests.time, "time_ns", lambda: later)
+    assert digests.file_digest(str(path)) == hashlib.sha256(b"one\n").hexdigest()
+    assert str(path) in digests._table
+
+    def no_hashing(*_):
+        raise AssertionError("hashed a file whose stat is unchanged")
+
+    one, sha256 = hashlib.sha256(b"one\n").hexdigest(), hashlib.sha256
+    monkeypatch.setattr(hashlib, "sha256", no_hashing)
+    assert digests.file_digest(str(path)) == one  # kept, not read
+    monkeypatch.setattr(hashlib, "sha256", sha256)
+    digests.save()
+    monkeypatch.setattr(digests, "_table", None)  # a new run reads the table from the cache folder
+    assert str(path) in digests._load()
+
+    path.write_bytes(b"two\n")  # in place, the same size, another modification time
+    os.utime(path, ns=(old + 1, old + 1))
+    assert digests.file_digest(str(path)) == hashlib.sha256(b"two\n").hexdigest()
+    fresh = tree / "replacement.txt"  # replaced by another file (a new inode), same size and times
+    fresh.write_bytes(b"six\n")
+    os.utime(fresh, ns=(old + 1, old + 1))
+    os.replace(fresh, path)
+    assert digests.file_digest(str(path)) == hashlib.sha256(b"six\n").hexdigest()
+    path.write_bytes(b"longer\n")
+    os.utime(path, ns=(old + 1, old + 1))
+    assert digests.file_digest(str(path)) == hashlib.sha256(b"longer\n").hexdigest()
+    os.unlink(path)
+    assert digests.file_digest(str(path)) is None
+
+
+def test_a_young_file_is_hashed_every_time_and_no_cache_keeps_no_table(tree, monkeypatch):
+    digests = _fresh_digests(monkeypatch)
+    path = tree / "young.txt"
+    path.write_bytes(b"now\n")
+    assert digests.file_digest(str(path)) is not None
+    assert str(path) not in digests._table  # written within the settling time: not kept
+    table = tree / "cache" / "verl-preflight" / "digests.json"
+    monkeypatch.setattr(digests.time, "time_ns", lambda: 2**62)
+    digests.use_disk(False)
+    monkeypatch.setattr(digests, "_table", None)
+    assert digests.file_digest(str(path)) is not None
+    digests.save()
+    assert not table.exists()
+    digests.use_disk(True)
+    digests.save()
+    assert table.exists()
+
+
+def test_the_projects_settings_are_kept_by_the_bytes_of_its_pyproject(tree, monkeypatch):
+    from verl_preflight import settings
+
+    (tree / "pyproject.toml").write_text('[tool.validate-scripts]\npaths = ["a"]\nseverity = {escaped-blank = "off"}\n')
+    first = settings.project_settings(str(tree))
+    assert first["paths"] == ["a"] and first["severity"] == {"escaped-blank": "off"}
+
+    def unparsed(_):
+        raise AssertionError("parsed a pyproject.toml whose table is kept")
+
+    parsed = settings._parsed
+    monkeypatch.setattr(settings, "_parsed", unparsed)
+    assert settings.project_settings(str(tree)) == first
+    monkeypatch.setattr(settings, "_parsed", parsed)
+    (tree / "pyproject.toml").write_text('[tool.validate-scripts]\npaths = ["b"]\n')
+    assert settings.project_settings(str(tree))["paths"] == ["b"]
+    (tree / "pyproject.toml").write_text("[tool.validate-scripts]\npaths = [\"c\"]\nwhen = 2026-12-02\n")
+    assert settings.project_settings(str(tree))["paths"] == ["c"]  # a TOML date: read, not kept
+    monkeypatch.setattr(settings, "_parsed", unparsed)
+    with pytest.raises(AssertionError):
+        settings.project_settings(str(tree))
+    (tree / "pyproject.toml").write_text('[tool.validate-scripts]\npaths = ["b"]\n')  # kept above
+    assert settings.project_settings(str(tree))["paths"] == ["b"]
+    with pytest.raises(AssertionError):  # --no-cache: parsed, the kept table not read
+        settings.project_settings(str(tree), use_disk=False)

@@ -72,6 +72,9 @@ def setup(args) -> Setup:
 
     if args.max_profiles < 1:
         raise UsageError("--max-profiles must be at least 1")
+    from . import file_digests
+
+    file_digests.use_disk(not args.no_cache)
     if getattr(args, "jobs", None) is not None and args.jobs < 1:
         raise UsageError("-j/--jobs must be at least 1 (leave it out for the CPU count)")
     notes: list[str] = []
@@ -182,7 +185,7 @@ def apply_settings(args) -> None:
     An unknown key, or a severity for a rule id no rule has, exits 2 naming the file and key."""
     from .settings import FILE, KEYS, project_settings, unknown_keys
 
-    settings = project_settings()
+    settings = project_settings(use_disk=not getattr(args, "no_cache", False))
     args.settings = settings
     where = f"[tool.validate-scripts] in {settings.get(FILE)}"
     for key in unknown_keys(settings):

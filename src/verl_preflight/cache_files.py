@@ -22,30 +22,11 @@ import hmac
 import json
 import os
 import stat
-import tempfile
 from functools import lru_cache
 
 KEY_BYTES = 32
 MAX_FILE_BYTES = 256 * 1024 * 1024  # a cache file larger than this is a miss (never read whole)
 _PRIVATE = 0o700
-
-
-@lru_cache(maxsize=1)
-def tool_fingerprint() -> str:
-    """The tool's version and the bytes of its own files (a source checkout changes without a
-    release): part of every cache key, so a changed reader never reuses what an older one kept."""
-    from . import __version__
-
-    package = os.path.dirname(os.path.abspath(__file__))
-    h = hashlib.sha256(__version__.encode())
-    for dirpath, dirnames, files in sorted(os.walk(package)):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-        for name in sorted(files):
-            if name.endswith((".py", ".yaml", ".json")):
-                path = os.path.join(dirpath, name)
-                with open(path, "rb") as fh:
-                    h.update(f"{os.path.relpath(path, package)}\0{hashlib.sha256(fh.read()).hexdigest()}".encode())
-    return h.hexdigest()
 
 
 def base_folder() -> str:
@@ -170,6 +151,8 @@ def write(path: str, document) -> bool:
     payload = json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     try:
         os.makedirs(os.path.dirname(path), mode=_PRIVATE, exist_ok=True)
+        import tempfile  # (only a run that writes pays for importing it)
+
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")  # 0600
         try:
             with os.fdopen(fd, "wb") as fh:

@@ -17,13 +17,15 @@ __all__ = ["UsageError", "main", "parse_profiles", "parse_stack"]
 
 
 def main(argv=None) -> int:
-    from . import application
+    from . import application, file_digests
     from .report import console
 
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         if argv and argv[0] == "render":
-            return application.render(_render_args(argv[1:]))
+            status = application.render(_render_args(argv[1:]))
+            file_digests.save()
+            return status
         if argv and argv[0] == "lsp":
             from . import lsp
 
@@ -34,9 +36,9 @@ def main(argv=None) -> int:
             return application.EXIT_OK
         application.apply_settings(args)
         _typed(args, args.settings.get("stack"))
-        if args.verl and len(args.verl) > 1:
-            return application.matrix(args)
-        return application.validate(args)
+        status = application.matrix(args) if args.verl and len(args.verl) > 1 else application.validate(args)
+        file_digests.save()
+        return status
     except UsageError as err:
         console.say(str(err))
         return EXIT_USAGE

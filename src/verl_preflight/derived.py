@@ -27,6 +27,7 @@ import hashlib
 import os
 
 from . import cache_files
+from .file_digests import tool_fingerprint
 from .plain import NotPlain, from_plain, to_plain
 from .source import SOURCES_READ, digest_as_read
 
@@ -68,7 +69,7 @@ def _keeping(fn, sources: bool):
         folder = cache_files.folder("derived")
         path = None
         if folder is not None:
-            key = hashlib.sha256(f"{FORMAT}\0{cache_files.tool_fingerprint()}\0{name}\0{args!r}".encode()).hexdigest()
+            key = hashlib.sha256(f"{FORMAT}\0{tool_fingerprint()}\0{name}\0{args!r}".encode()).hexdigest()
             path = os.path.join(folder, key[:2], key + ".json")
             doc = cache_files.read(path)
             if isinstance(doc, dict) and doc.get("format") == FORMAT and (not sources or _unchanged(doc.get("reads"))):

@@ -21,7 +21,7 @@ import hashlib
 import os
 
 from . import cache_files
-from .cache_files import tool_fingerprint
+from .file_digests import tool_fingerprint
 from .plain import NotPlain, from_plain, to_plain
 from .source import SOURCES, digest_of, sources_digest
 

@@ -1,25 +1,33 @@
-"""`[tool.validate-scripts]` in the pyproject.toml of the current directory (or above)."""
+"""`[tool.validate-scripts]` in the pyproject.toml of the current directory (or above).
+
+The table read from a file's bytes is kept in the cache folder by their digest (a warm run
+would spend longer importing and running the TOML parser than checking); a table that is not
+plain JSON (a TOML date) is read each time."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
-import tomllib
+
+from . import cache_files
 
 KEYS = ("paths", "exclude", "verl", "verl-config", "schema", "severity", "stack", "device")
 FILE = "__file__"  # where the settings came from (not a key a user writes)
+FORMAT = 1
 
 
-def project_settings(start: str | None = None) -> dict:
+def project_settings(start: str | None = None, use_disk: bool = True) -> dict:
     cur = os.path.abspath(start or os.getcwd())
     for _ in range(32):
         path = os.path.join(cur, "pyproject.toml")
         if os.path.isfile(path):
             try:
                 with open(path, "rb") as fh:
-                    data = tomllib.load(fh)
-            except (OSError, tomllib.TOMLDecodeError):
+                    data = fh.read()
+            except OSError:
                 return {}
-            table = data.get("tool", {}).get("validate-scripts", {})
+            table = _table(data, use_disk)
             if not isinstance(table, dict):
                 return {}
             out = dict(table)
@@ -35,6 +43,35 @@ def project_settings(start: str | None = None) -> dict:
             return {}
         cur = parent
     return {}
+
+
+def _table(data: bytes, use_disk: bool):
+    """The `[tool.validate-scripts]` table of a pyproject.toml's bytes (None: not TOML)."""
+    folder = cache_files.folder("settings") if use_disk else None
+    path = os.path.join(folder, hashlib.sha256(data).hexdigest() + ".json") if folder is not None else None
+    kept = cache_files.read(path) if path is not None else None
+    if isinstance(kept, dict) and kept.get("format") == FORMAT and "table" in kept:
+        return kept["table"]
+    table = _parsed(data)
+    if path is not None:
+        try:
+            plain = json.loads(json.dumps(table)) == table
+        except (TypeError, ValueError):
+            plain = False
+        if plain:
+            cache_files.write(path, {"format": FORMAT, "table": table})
+    return table
+
+
+def _parsed(data: bytes):
+    import tomllib
+
+    try:
+        doc = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    tool = doc.get("tool", {})
+    return tool.get("validate-scripts", {}) if isinstance(tool, dict) else None
 
 
 def unknown_keys(settings: dict) -> list[str]:

@@ -13,6 +13,8 @@ import re
 import stat
 from functools import lru_cache
 
+from .file_digests import file_digest
+
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 
 
@@ -155,11 +157,7 @@ def digest_of(path: str) -> str | None:
     if path.endswith(LISTING):
         top = path[: -len(LISTING)]
         return _listing_digest(top, _python_files(top))
-    try:
-        with open(path, "rb") as fh:
-            return hashlib.sha256(fh.read()).hexdigest()
-    except OSError:
-        return None
+    return file_digest(path)
 
 
 class _Reads(dict):

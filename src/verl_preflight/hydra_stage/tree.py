@@ -22,6 +22,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from .. import cache_files
+from ..file_digests import file_digest
 from ..source import hydra_versions, read_source
 
 CACHE_FORMAT = 5  # 5: signed with the user's key (cache_files); 4: verdicts name the problem kind
@@ -158,7 +159,7 @@ def current_tree_hash(dependency: str) -> str | None:
 
 
 def tree_hash(*paths: str) -> str:
-    """The SHA-256 of the YAML files under the folders Hydra searches (their names and bytes)."""
+    """The SHA-256 of the YAML files under the folders Hydra searches (their names and the digests of their bytes)."""
     h = hashlib.sha256()
     for path in paths:
         h.update(path.encode() + b"\0\0" if len(paths) > 1 else b"")
@@ -169,10 +170,10 @@ def tree_hash(*paths: str) -> str:
                 if not name.endswith((".yaml", ".yml")):
                     continue
                 full = os.path.join(dirpath, name)
-                h.update(os.path.relpath(full, path).encode() + b"\0")
-                with open(full, "rb") as fh:
-                    h.update(fh.read())
-                h.update(b"\0")
+                digest = file_digest(full)
+                if digest is None:
+                    raise OSError(f"cannot read {full}")
+                h.update(os.path.relpath(full, path).encode() + b"\0" + digest.encode() + b"\0")
     return h.hexdigest()
 
 

@@ -1,0 +1,118 @@
+"""The SHA-256 of a file's bytes now, read again only when the file may have changed.
+
+A warm run reads nothing but its kept report and the digests of every file that report was
+made from: the scripts, verl's config tree and the hundreds of verl, Megatron and vLLM sources
+the checks read, and the tool's own files (cache_files.tool_fingerprint). Hashing them all
+was most of a warm run. Each digest is kept here, in the cache folder (`digests.json`, signed
+like every entry), beside what `stat` says of the file when it was hashed: device, inode,
+size, modification and change times in nanoseconds. While all five are the same the bytes
+are: the change time is set by the kernel on every write and cannot be set back.
+
+One race is left, the one git's index has: the file systems' clocks are coarse, so a file
+written twice within one tick keeps its times. A digest is therefore kept only for a file
+whose times are at least `SETTLED_NS` older than the moment it is hashed; a younger file is
+hashed on every call (and kept by a later run, once it has settled).
+
+The table is written back by `save()` when this process hashed a file it did not have, by
+the command that ran (not by -j workers, whose digests the parent takes again as needed);
+`--no-cache` keeps it in memory only.
+Two runs writing at once: the last one wins, and a digest the other kept is hashed again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from functools import lru_cache
+
+from . import cache_files
+
+FORMAT = 1
+SETTLED_NS = 2_000_000_000  # a file's times this much older than now: no second write shares them
+MAX_ENTRIES = 50_000  # past this the oldest entries go (a miss only reads the file again)
+
+_table: dict | None = None  # abspath -> [dev, ino, size, mtime_ns, ctime_ns, digest]
+_added = False
+_on_disk = True
+
+
+def use_disk(on: bool) -> None:
+    """Off for --no-cache: the table is neither read from nor written to the cache folder."""
+    global _on_disk
+    _on_disk = on
+
+
+def _file() -> str | None:
+    folder = cache_files.folder() if _on_disk else None
+    return os.path.join(folder, "digests.json") if folder is not None else None
+
+
+def _load() -> dict:
+    global _table
+    if _table is None:
+        path = _file()
+        entry = cache_files.read(path) if path is not None else None
+        table = entry.get("files") if isinstance(entry, dict) and entry.get("format") == FORMAT else None
+        _table = table if isinstance(table, dict) else {}
+    return _table
+
+
+def _stamp(info: os.stat_result) -> list:
+    return [info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns]
+
+
+def file_digest(path: str) -> str | None:
+    """The SHA-256 (hex) of the file's bytes now; None when it cannot be read."""
+    global _added
+    key = os.path.abspath(path)
+    known = _load().get(key)
+    if isinstance(known, list) and len(known) == 6 and isinstance(known[5], str):
+        try:
+            if _stamp(os.stat(key)) == known[:5]:
+                return known[5]
+        except OSError:
+            return None
+    try:
+        with open(key, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            digest = hashlib.sha256(fh.read()).hexdigest()
+    except OSError:
+        return None
+    if max(info.st_mtime_ns, info.st_ctime_ns) < time.time_ns() - SETTLED_NS:
+        _table.pop(key, None)
+        _table[key] = [*_stamp(info), digest]
+        _added = True
+    return digest
+
+
+@lru_cache(maxsize=1)
+def tool_fingerprint() -> str:
+    """The tool's version and the bytes of its own files (a source checkout changes without a
+    release): part of every cache key, so a changed reader never reuses what an older one kept."""
+    from . import __version__
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    h = hashlib.sha256(__version__.encode())
+    for dirpath, dirnames, files in sorted(os.walk(package)):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith((".py", ".yaml", ".json")):
+                path = os.path.join(dirpath, name)
+                h.update(f"{os.path.relpath(path, package)}\0{file_digest(path)}".encode())
+    return h.hexdigest()
+
+
+def save() -> None:
+    """Write the table back when this process added to it (module doc)."""
+    global _added
+    if not _added or _table is None:
+        return
+    path = _file()
+    if path is None:
+        return
+    files = _table
+    if len(files) > MAX_ENTRIES:
+        files = dict(list(files.items())[-MAX_ENTRIES:])
+    cache_files.write(path, {"format": FORMAT, "files": files})
+    _added = False
