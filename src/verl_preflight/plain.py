@@ -26,10 +26,12 @@ import dataclasses
 import enum
 import importlib
 import json
+import operator
 import sys
 
 _PACKAGE = __name__.rpartition(".")[0]
 _ATOMS = (str, int, float, bool, type(None))
+_ATOM_TYPES = frozenset(_ATOMS)
 
 
 _ENCODE = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps(x, separators=...) without a new encoder a call
@@ -57,18 +59,18 @@ class _Writer:
 
     def value(self, obj):
         t = type(obj)
-        if t in _ATOMS:
+        if t in _ATOM_TYPES:
             return obj
         if t is list:
-            return [x if type(x) in _ATOMS else self.value(x) for x in obj]
+            return [x if type(x) in _ATOM_TYPES else self.value(x) for x in obj]
         if t is tuple:
-            return {"t": [x if type(x) in _ATOMS else self.value(x) for x in obj]}
+            return {"t": [x if type(x) in _ATOM_TYPES else self.value(x) for x in obj]}
         if t is dict:
             if all(type(k) is str for k in obj):
-                return {"m": {k: v if type(v) in _ATOMS else self.value(v) for k, v in obj.items()}}
+                return {"m": {k: v if type(v) in _ATOM_TYPES else self.value(v) for k, v in obj.items()}}
             return {"d": [[self.value(k), self.value(v)] for k, v in obj.items()]}
         if t is set or t is frozenset:
-            return {"s" if t is set else "f": [x if type(x) in _ATOMS else self.value(x) for x in obj]}
+            return {"s" if t is set else "f": [x if type(x) in _ATOM_TYPES else self.value(x) for x in obj]}
         name = self.sentinels.get(id(obj))
         if name is not None:
             return {"o": name}
@@ -89,13 +91,13 @@ class _Writer:
             return known[0]
         found = self.class_index.get(t)
         if found is None:
-            found = self.class_index[t] = len(self.classes), tuple(f.name for f in dataclasses.fields(obj))
+            names = tuple(f.name for f in dataclasses.fields(obj))
+            found = self.class_index[t] = len(self.classes), _fields_getter(names)
             self.classes.append(f"{t.__module__[len(_PACKAGE) + 1:]}:{t.__qualname__}")
-        c, names = found
+        c, fields_of = found
         entry = [c]
-        for name in names:
-            v = getattr(obj, name)
-            entry.append(v if type(v) in _ATOMS else self.value(v))
+        for v in fields_of(obj):
+            entry.append(v if type(v) in _ATOM_TYPES else self.value(v))
         text = _ENCODE(entry)
         n = self.index.get(text)
         if n is None:
@@ -104,6 +106,16 @@ class _Writer:
         ref = {"r": n}
         self.seen[id(obj)] = (ref, obj)
         return ref
+
+
+def _fields_getter(names: tuple):
+    """A function from an object to the tuple of its `names` fields (attrgetter, one call)."""
+    if len(names) > 1:
+        return operator.attrgetter(*names)
+    if names:
+        one = operator.attrgetter(names[0])
+        return lambda obj: (one(obj),)
+    return lambda obj: ()
 
 
 def to_plain(obj) -> dict:
@@ -181,7 +193,7 @@ def _object(entry, classes: list, built: list):
     cls, names, has_dict = classes[entry[0]]
     if len(entry) != len(names) + 1:
         raise NotPlain(f"{cls.__qualname__}: other fields than the class has")
-    values = [v if type(v) in _ATOMS else _value(v, built) for v in entry[1:]]
+    values = [v if type(v) in _ATOM_TYPES else _value(v, built) for v in entry[1:]]
     obj = object.__new__(cls)
     if has_dict:
         obj.__dict__.update(zip(names, values))
@@ -193,10 +205,10 @@ def _object(entry, classes: list, built: list):
 
 def _value(data, built: list):
     t = type(data)
-    if t in _ATOMS:
+    if t in _ATOM_TYPES:
         return data
     if t is list:
-        return [x if type(x) in _ATOMS else _value(x, built) for x in data]
+        return [x if type(x) in _ATOM_TYPES else _value(x, built) for x in data]
     if t is dict and len(data) == 2 and "e" in data:
         return _member(data.get("e"), data.get("n"))
     if t is not dict or len(data) != 1:
@@ -214,7 +226,7 @@ def _value(data, built: list):
         raise NotPlain(f"tag {tag!r} without a list")
     try:
         if tag == "t":
-            return tuple([x if type(x) in _ATOMS else _value(x, built) for x in body])
+            return tuple([x if type(x) in _ATOM_TYPES else _value(x, built) for x in body])
         if tag == "s":
             return {_value(x, built) for x in body}
         if tag == "f":

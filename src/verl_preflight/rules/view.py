@@ -45,6 +45,7 @@ class LaunchView:
         self.composes = True  # False: the Hydra stage refuses an override, so verl never starts
         self.settings = settings
         self.tree = tree or {}
+        self._raw: dict = {}  # key -> its node in `tree` (raw)
         self.last: dict[str, Setting] = {}
         for s in settings:
             self.last[s.key] = s
@@ -94,10 +95,16 @@ class LaunchView:
         return self.default(key, depth)
 
     def raw(self, key: str):
-        """The composed config's own node at `key` (interpolations unresolved), or None."""
-        from ..hydra_stage.check import lookup
+        """The composed config's own node at `key` (interpolations unresolved), or None.
+        Memoized: the rules and verl's evaluated code ask for the same keys hundreds of
+        times a launch, and the composed tree is never changed once the view is built."""
+        try:
+            return self._raw[key]
+        except KeyError:
+            from ..hydra_stage.check import lookup
 
-        return lookup(self.tree, key)[1]
+            node = self._raw[key] = lookup(self.tree, key)[1]
+            return node
 
     def interpolated(self, key: str) -> bool:
         node = self.raw(key)

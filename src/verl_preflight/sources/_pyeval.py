@@ -50,6 +50,8 @@ import operator
 import re
 from dataclasses import dataclass, field
 
+from ._pyast import dotted
+
 UNKNOWN = type("Unknown", (), {"__repr__": lambda self: "UNKNOWN", "__bool__": None})()
 MISSING = "???"  # OmegaConf's mandatory value: reading it raises, verl's checks never compare it
 
@@ -1021,7 +1023,7 @@ class Evaluator:
 
     def call_expr(self, node: ast.Call, scope: dict, module: str):
         func_node = node.func
-        given = self.calls.get(ast.unparse(func_node)) if self.calls else None
+        given = self.calls.get(dotted(func_node)) if self.calls else None  # (the keys are dotted names)
         if given is not None:
             return self.given_call(given, node, scope, module)
         if isinstance(func_node, ast.Attribute) and func_node.attr in _SILENT:

@@ -23,6 +23,7 @@ import zipfile
 from functools import lru_cache
 from importlib import resources
 
+from ..derived import kept
 from ._pyast import base_names, is_dataclass_class, own_fields, parse_file
 
 # The files that define the classes, relative to the directory holding `megatron/`.
@@ -130,15 +131,21 @@ def _installed_tree() -> str | None:
     return None
 
 
+def installed_tree_of(version: str) -> str | None:
+    """The directory holding the installed `megatron/` package when it is megatron-core `version`."""
+    root = _installed_tree()
+    return root if root and installed_megatron_version() == normalize_version(version) else None
+
+
 @lru_cache(maxsize=16)
 def megatron_file(version: str, parts: tuple) -> ast.Module | None:
     """A source file of megatron-core `version` (parts: ("megatron", "core", ...)), read with `ast`:
     the installed package's when it is that version, else the release's wheel in
     $VERL_PREFLIGHT_WHEELS/megatron-core (the wheels `make setup` downloads); None when neither is here."""
-    wanted = normalize_version(version)
-    root = _installed_tree()
-    if root and installed_megatron_version() == wanted:
+    root = installed_tree_of(version)
+    if root is not None:
         return parse_file(os.path.join(root, *parts))
+    wanted = normalize_version(version)
     folder = os.path.join(os.environ.get("VERL_PREFLIGHT_WHEELS") or "", "megatron-core")
     names = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
     wheel = next((n for n in names if n.startswith(f"megatron_core-{wanted}-") and n.endswith(".whl")), None)
@@ -178,7 +185,12 @@ def _shipped(version: str) -> dict | None:
 @lru_cache(maxsize=4)
 def _installed_classes(version: str) -> dict[str, dict] | None:
     root = _installed_tree()
-    return extract_classes(root) if root else None
+    return _classes_in(root) if root else None
+
+
+@kept  # parses transformer_config.py and model_parallel_config.py: once per machine
+def _classes_in(root: str) -> dict[str, dict] | None:
+    return extract_classes(root)
 
 
 def megatron_classes(version: str | None = None) -> tuple[str, dict[str, dict]] | None:

@@ -16,11 +16,14 @@ Megatron is imported.
 from __future__ import annotations
 
 import ast
+import os
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..derived import kept
+from ._pyast import Span, parse_file, statement_at
 from ._pyeval import UNKNOWN, Evaluator, Failure, Obj, V
-from .megatron import SOURCE_FILES, megatron_file
+from .megatron import SOURCE_FILES, installed_tree_of, megatron_file
 
 SCHEDULES = ("megatron", "core", "pipeline_parallel", "schedules.py")
 MODULE = "megatron.core.pipeline_parallel.schedules"
@@ -31,13 +34,40 @@ PIPELINE_SIZE = ("parallel_state.get_pipeline_model_parallel_world_size", "p2p_c
 @dataclass(frozen=True)
 class Schedule:
     version: str
-    functions: dict  # name -> FunctionDef of schedules.py
+    functions: object  # name -> FunctionDef of schedules.py (.get, [], in)
     post_init: ast.FunctionDef | None  # ModelParallelConfig.__post_init__
+
+
+class _ParsedWhenUsed:
+    """schedules.py's functions by name, each parsed from its own lines when the evaluation
+    first calls it (the installed release's: their spans are kept, the module is not parsed)."""
+
+    def __init__(self, spans: dict):
+        self._spans = spans
+
+    def get(self, name: str, default=None):
+        found = statement_at(self._spans.get(name))
+        return found if found is not None else default
+
+    def __getitem__(self, name: str):
+        found = self.get(name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._spans
 
 
 @lru_cache(maxsize=8)
 def schedule(version: str) -> Schedule | None:
     """megatron-core `version`'s schedules; None when its sources are not here."""
+    root = installed_tree_of(version)
+    if root is not None:
+        spans = _installed_spans(root)
+        if spans is None or "get_forward_backward_func" not in spans[0]:
+            return None
+        return Schedule(version, _ParsedWhenUsed(spans[0]), statement_at(spans[1]))
     tree = megatron_file(version, SCHEDULES)
     config = megatron_file(version, SOURCE_FILES[0])
     if tree is None:
@@ -46,6 +76,19 @@ def schedule(version: str) -> Schedule | None:
     if "get_forward_backward_func" not in functions:
         return None
     return Schedule(version, functions, _post_init(config))
+
+
+@kept  # parses schedules.py and model_parallel_config.py: once per machine, not once per process
+def _installed_spans(root: str):
+    """(the spans of schedules.py's functions by name, the span of ModelParallelConfig.__post_init__)."""
+    path = os.path.join(root, *SCHEDULES)
+    tree = parse_file(path)
+    if tree is None:
+        return None
+    functions = {n.name: Span.of(path, n) for n in tree.body if isinstance(n, ast.FunctionDef)}
+    config_path = os.path.join(root, *SOURCE_FILES[0])
+    post_init = _post_init(parse_file(config_path))
+    return functions, Span.of(config_path, post_init) if post_init is not None else None
 
 
 def _post_init(tree):

@@ -278,6 +278,15 @@ def _targets(node, parts, out, registry):
 _SCALARS = {"int": "int", "float": "float", "bool": "bool"}
 
 
+@lru_cache(maxsize=4096)
+def _annotation(text: str) -> ast.expr | None:
+    """A field's annotation as an expression (read, never changed), parsed once a process."""
+    try:
+        return ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError):
+        return None
+
+
 def scalar_type(registry: Registry, cls: str, field: str) -> ScalarType | None:
     """The field's type when it is one OmegaConf converts (module doc); None otherwise."""
     types = registry.field_types(cls)
@@ -285,9 +294,8 @@ def scalar_type(registry: Registry, cls: str, field: str) -> ScalarType | None:
         return None
     owner = registry._owner(cls, field)
     module = owner.module if owner else ""
-    try:
-        node = ast.parse(types[field], mode="eval").body
-    except SyntaxError:
+    node = _annotation(types[field])
+    if node is None:
         return None
     members, optional = _members(node)
     if len(members) != 1:
