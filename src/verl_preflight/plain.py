@@ -25,7 +25,6 @@ from __future__ import annotations
 import dataclasses
 import enum
 import importlib
-import json
 import operator
 import sys
 
@@ -34,7 +33,6 @@ _ATOMS = (str, int, float, bool, type(None))
 _ATOM_TYPES = frozenset(_ATOMS)
 
 
-_ENCODE = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps(x, separators=...) without a new encoder a call
 
 
 class NotPlain(Exception):
@@ -52,7 +50,7 @@ class _Writer:
         self.classes: list = []  # "mod:Class"
         self.class_index: dict = {}
         self.objects: list = []
-        self.index: dict[str, int] = {}  # an object's JSON text -> its index
+        self.index: dict[str, int] = {}  # an object's entry as text -> its index
         self.seen: dict[int, tuple] = {}  # id -> (its reference, the object, kept alive)
         self.sentinels = _sentinels()
         self.dataclasses: set = set()  # the types found to be this package's dataclasses (not enums)
@@ -98,7 +96,7 @@ class _Writer:
         entry = [c]
         for v in fields_of(obj):
             entry.append(v if type(v) in _ATOM_TYPES else self.value(v))
-        text = _ENCODE(entry)
+        text = repr(entry)  # (JSON types only: equal reprs are equal JSON, and repr is cheaper to make)
         n = self.index.get(text)
         if n is None:
             n = self.index[text] = len(self.objects)

@@ -80,6 +80,34 @@ def statement_at(span: Span | None) -> ast.stmt | None:
     return found
 
 
+class ParsedWhenUsed:
+    """Definitions by name from their spans (`.get`, `[]`, `in`, as a dict of nodes is read),
+    each parsed when first asked for and the same node every time after (an evaluation that
+    captures a node by identity finds it in the definition it runs). `verl_paths`: name -> the
+    path in verl a function's citations name, set on its node as `_verl_path`."""
+
+    def __init__(self, spans: dict, verl_paths: dict | None = None):
+        self._spans, self._paths, self._nodes = spans, verl_paths or {}, {}
+
+    def get(self, name: str, default=None):
+        if name not in self._nodes:
+            node = statement_at(self._spans.get(name))
+            if node is not None and self._paths.get(name):
+                node._verl_path = self._paths[name]
+            self._nodes[name] = node
+        found = self._nodes[name]
+        return found if found is not None else default
+
+    def __getitem__(self, name: str):
+        found = self.get(name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._spans
+
+
 def parsed_alone(span: Span, text: str) -> ast.stmt | None:
     """The statement at `span` of the module `text`, parsed from its lines alone: the same node,
     line and column for line and column, as parsing the whole module gives, for a fraction of

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..derived import kept
-from ._pyast import Span, parse_file, statement_at
+from ._pyast import ParsedWhenUsed, Span, parse_file, statement_at
 from ._pyeval import UNKNOWN, Evaluator, Failure, Obj, V
 from .megatron import SOURCE_FILES, installed_tree_of, megatron_file
 
@@ -38,27 +38,6 @@ class Schedule:
     post_init: ast.FunctionDef | None  # ModelParallelConfig.__post_init__
 
 
-class _ParsedWhenUsed:
-    """schedules.py's functions by name, each parsed from its own lines when the evaluation
-    first calls it (the installed release's: their spans are kept, the module is not parsed)."""
-
-    def __init__(self, spans: dict):
-        self._spans = spans
-
-    def get(self, name: str, default=None):
-        found = statement_at(self._spans.get(name))
-        return found if found is not None else default
-
-    def __getitem__(self, name: str):
-        found = self.get(name)
-        if found is None:
-            raise KeyError(name)
-        return found
-
-    def __contains__(self, name: str) -> bool:
-        return name in self._spans
-
-
 @lru_cache(maxsize=8)
 def schedule(version: str) -> Schedule | None:
     """megatron-core `version`'s schedules; None when its sources are not here."""
@@ -67,7 +46,7 @@ def schedule(version: str) -> Schedule | None:
         spans = _installed_spans(root)
         if spans is None or "get_forward_backward_func" not in spans[0]:
             return None
-        return Schedule(version, _ParsedWhenUsed(spans[0]), statement_at(spans[1]))
+        return Schedule(version, ParsedWhenUsed(spans[0]), statement_at(spans[1]))
     tree = megatron_file(version, SCHEDULES)
     config = megatron_file(version, SOURCE_FILES[0])
     if tree is None:

@@ -30,7 +30,7 @@ from functools import lru_cache
 
 from ..derived import kept
 from ..source import python_files, read_source
-from ._pyast import parse_file, parse_mentioning, walk
+from ._pyast import ParsedWhenUsed, Span, parse_file, parse_mentioning, walk
 from ._pyeval import UNKNOWN, Evaluator, Failure, Node, Obj, V
 
 BUDGET_SUFFIX = "max_token_len_per_gpu"
@@ -264,24 +264,61 @@ def vllm_engine_args(view, root: str, hf: Obj, sync: bool) -> EngineArgs | None:
     doc); `sync`: the launch's rollout mode is `sync` (verl 0.4's default), which uses the
     in-process engine where that file exists. None when the code that builds the engine is
     not found."""
+    code = _engine_code(root, sync)
+    return _run_engine(view, root, code, *_engine_nodes(root, sync), hf) if code is not None else None
+
+
+@dataclass(frozen=True)
+class EngineCode:
+    """Where verl builds vLLM's engine, as spans (kept on disk: the modules are not parsed again)."""
+
+    path: str  # the module whose class builds it
+    method: str  # the method of the class that holds the site (the call or dict with max_model_len)
+    methods: dict  # name -> Span: the class's methods with those of its bases in the module
+    functions: dict  # name -> (Span, the module's path in verl): verl functions the module imports, its own
+    drops_false: Cite | None  # where the method (or a function it calls) leaves out a False flag
+
+
+@kept  # parses the engine's module and the verl modules it imports: once per machine
+def _engine_code(root: str, sync: bool) -> EngineCode | None:
     for parts in (SYNC_FILE, ASYNC_FILE) if sync else (ASYNC_FILE,):
         path = os.path.join(root, *parts)
         tree = parse_file(path)
-        if tree is None:
+        found = _engine_site(tree) if tree is not None else None
+        if found is None:
             continue
-        found = _engine_site(tree)
-        if found is not None:
-            return _run_engine(view, root, path, tree, *found, hf)
+        cls, method, site = found
+        rel = _rel(root, path)
+        functions = _module_functions(root, tree, path)
+        method._verl_path = rel
+        defs = {name: d for name, (_, d) in functions.items()}
+        drops = _drops_false(root, tree, method, defs) if isinstance(site, ast.Dict) else None
+        return EngineCode(
+            path,
+            method.name,
+            {name: Span.of(path, m) for name, m in _class_methods(tree, cls).items()},
+            {name: (Span.of(where, d), getattr(d, "_verl_path", None)) for name, (where, d) in functions.items()},
+            drops,
+        )
     return None
 
 
 @lru_cache(maxsize=16)
-def _engine_parts(root: str, path: str, tree: ast.Module, cls: ast.ClassDef):
-    """(class methods, verl functions the module imports) of the engine's class: read once."""
-    return _class_methods(tree, cls), _module_functions(root, tree)
+def _engine_nodes(root: str, sync: bool):
+    """(methods, functions, the method holding the site, the site) of kept engine code, parsed
+    once a process: the evaluation captures the site by identity, so it is found in the very
+    method node that is run."""
+    code = _engine_code(root, sync)
+    methods = ParsedWhenUsed(code.methods)
+    functions = ParsedWhenUsed(
+        {name: span for name, (span, _) in code.functions.items()},
+        {name: where for name, (_, where) in code.functions.items()},
+    )
+    method = methods.get(code.method)
+    site = _site_in(method) if method is not None else None
+    return methods, functions, method, site
 
 
-@lru_cache(maxsize=16)
 def _engine_site(tree: ast.Module):
     """(class, method, node): the first call with a `max_model_len=` keyword, or dict with a
     "max_model_len" key, in a class's method."""
@@ -289,15 +326,19 @@ def _engine_site(tree: ast.Module):
         if not isinstance(cls, ast.ClassDef):
             continue
         for method in cls.body:
-            if not isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef):
-                continue
-            for node in walk(method):
-                if isinstance(node, ast.Call) and any(kw.arg == "max_model_len" for kw in node.keywords):
-                    return cls, method, node
-                if isinstance(node, ast.Dict) and any(
-                    isinstance(k, ast.Constant) and k.value == "max_model_len" for k in node.keys
-                ):
-                    return cls, method, node
+            if isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef):
+                site = _site_in(method)
+                if site is not None:
+                    return cls, method, site
+    return None
+
+
+def _site_in(method):
+    for node in walk(method):
+        if isinstance(node, ast.Call) and any(kw.arg == "max_model_len" for kw in node.keywords):
+            return node
+        if isinstance(node, ast.Dict) and any(isinstance(k, ast.Constant) and k.value == "max_model_len" for k in node.keys):
+            return node
     return None
 
 
@@ -336,19 +377,21 @@ def verl_imports(root: str, tree: ast.Module, kind: str):
                 break
 
 
-def _module_functions(root: str, tree: ast.Module) -> dict:
-    """verl's own functions the module imports by name (`from verl.x import f`), as defs."""
+def _module_functions(root: str, tree: ast.Module, path: str) -> dict:
+    """verl's own functions the module at `path` imports by name (`from verl.x import f`), and
+    its own: name -> (the file it is defined in, its def)."""
     out = {}
     for node, mod, base in verl_imports(root, tree, "def"):
+        where = base + ".py" if os.path.isfile(base + ".py") else os.path.join(base, "__init__.py")
         defs = {n.name: n for n in mod.body if isinstance(n, ast.FunctionDef)}
         for d in defs.values():
             d._verl_path = _rel(root, base + ".py") if os.path.isfile(base + ".py") else _rel(root, base)
         for alias in node.names:
             if alias.name in defs:
-                out[alias.asname or alias.name] = defs[alias.name]
+                out[alias.asname or alias.name] = (where, defs[alias.name])
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
-            out[node.name] = node
+            out[node.name] = (path, node)
     return out
 
 
@@ -369,9 +412,10 @@ def _class_methods(tree: ast.Module, cls: ast.ClassDef) -> dict:
     return out
 
 
-def _run_engine(view, root, path, tree, cls, method, site, hf: Obj) -> EngineArgs:
-    rel = _rel(root, path)
-    methods, functions = _engine_parts(root, path, tree, cls)
+def _run_engine(view, root, code: EngineCode, methods, functions, method, site, hf: Obj) -> EngineArgs | None:
+    if method is None or site is None:
+        return None
+    rel = _rel(root, code.path)
     init = methods.get("__init__")
     module = "verl." + rel[: -len(".py")].replace("/", ".")
     ev = Evaluator(
@@ -416,15 +460,8 @@ def _run_engine(view, root, path, tree, cls, method, site, hf: Obj) -> EngineArg
     if not out.values:  # the call sits where evaluation did not reach: read its arguments as they stand
         out.values = {}
     out.values = {k: _engine_value(out.values.get(k)) for k in ENGINE_KEYS}
-    if isinstance(site, ast.Dict):
-        out.drops_false = _drops_false_cached(root, rel, tree, method)
+    out.drops_false = code.drops_false
     return out
-
-
-@lru_cache(maxsize=16)
-def _drops_false_cached(root: str, rel: str, tree: ast.Module, method) -> Cite | None:
-    method._verl_path = rel
-    return _drops_false(root, tree, method, _module_functions(root, tree))
 
 
 def _drops_false(root: str, tree: ast.Module, method, functions: dict) -> Cite | None:
