@@ -599,3 +599,56 @@ def test_the_projects_settings_are_kept_by_the_bytes_of_its_pyproject(tree, monk
     assert settings.project_settings(str(tree))["paths"] == ["b"]
     with pytest.raises(AssertionError):  # --no-cache: parsed, the kept table not read
         settings.project_settings(str(tree), use_disk=False)
+
+
+_PARSES = """
+import json, sys
+from verl_preflight import cli
+from verl_preflight.sources import _pyast
+parse_file = _pyast.parse_file.__wrapped__
+seen = []
+def recording(path):
+    seen.append(path)
+    return parse_file(path)
+_pyast.parse_file = recording
+for name, module in list(sys.modules.items()):
+    if name.startswith("verl_preflight.sources.") and getattr(module, "parse_file", None) is not None:
+        module.parse_file = recording
+for argv in json.loads(sys.argv[1]):
+    cli.main(argv)
+sys.stderr.write("PARSED " + " ".join(seen) + "\\n")
+"""
+
+
+def test_verls_engine_and_megatrons_schedule_are_run_from_kept_spans_with_the_same_findings(tree):
+    """The vLLM engine's code (verl_lengths.EngineCode) and Megatron-Core's schedules are kept
+    as spans: a second process parses neither module and reports the same findings (the
+    engine's from the installed verl, the schedule's through verl 0.7.0's Megatron workers)."""
+    import json
+    import subprocess
+    import sys
+
+    fixture = os.path.join(ROOT, "tests", "fixtures", "rules", "sequence-length", "bad.sh")
+    case = os.path.join(ROOT, "tests", "recall", "cases", "megatron-vpp-one-microbatch.sh")
+    commands = [["--format", "json", fixture], ["--format", "json", "--verl", "0.7.0", case]]
+    env = dict(os.environ, XDG_CACHE_HOME=str(tree / "cache"), PYTHONPATH=os.path.join(ROOT, "src"))
+    runs = []
+    for _ in range(2):
+        shutil.rmtree(tree / "cache" / "verl-preflight" / "results", ignore_errors=True)
+        shutil.rmtree(tree / "cache" / "verl-preflight" / "reports", ignore_errors=True)
+        proc = subprocess.run(
+            [sys.executable, "-c", _PARSES, json.dumps(commands)], env=env, capture_output=True, text=True, timeout=300
+        )
+        reports, at, text = [], 0, proc.stdout
+        while text[at:].strip():  # the two JSON reports, one after the other
+            report, at = json.JSONDecoder().raw_decode(text, len(text) - len(text[at:].lstrip()))
+            reports.append(report)
+        parsed = next(line for line in proc.stderr.splitlines() if line.startswith("PARSED"))
+        runs.append(([r["findings"] for r in reports], parsed.split()[1:]))
+    (first, parsed_first), (second, parsed_second) = runs
+    assert first == second
+    rules = {f["rule"] for findings in first for f in findings}
+    assert {"sequence-length", "micro-batch-split"} <= rules, rules
+    for module in ("vllm_async_server.py", "schedules.py"):
+        assert any(p.endswith(module) for p in parsed_first), module
+        assert not any(p.endswith(module) for p in parsed_second), module

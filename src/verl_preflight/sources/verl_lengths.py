@@ -334,6 +334,7 @@ def _engine_site(tree: ast.Module):
 
 
 def _site_in(method):
+    """The first call with a `max_model_len=` keyword, or dict with a "max_model_len" key, in a method."""
     for node in walk(method):
         if isinstance(node, ast.Call) and any(kw.arg == "max_model_len" for kw in node.keywords):
             return node
@@ -382,10 +383,11 @@ def _module_functions(root: str, tree: ast.Module, path: str) -> dict:
     its own: name -> (the file it is defined in, its def)."""
     out = {}
     for node, mod, base in verl_imports(root, tree, "def"):
-        where = base + ".py" if os.path.isfile(base + ".py") else os.path.join(base, "__init__.py")
+        module_file = os.path.isfile(base + ".py")
+        where = base + ".py" if module_file else os.path.join(base, "__init__.py")
         defs = {n.name: n for n in mod.body if isinstance(n, ast.FunctionDef)}
         for d in defs.values():
-            d._verl_path = _rel(root, base + ".py") if os.path.isfile(base + ".py") else _rel(root, base)
+            d._verl_path = _rel(root, base + ".py" if module_file else base)
         for alias in node.names:
             if alias.name in defs:
                 out[alias.asname or alias.name] = (where, defs[alias.name])
