@@ -54,10 +54,10 @@ def _digest_now(dependency: str, memo: dict) -> str | None:
     """A file's digest now, a config tree's (hydra_stage.tree.ConfigCache.dependency), or the
     sources' (source.sources_dependency); `memo`: what this check already read (many results
     share verl's sources)."""
-    from .hydra_stage.tree import TREE_DEPENDENCY, current_tree_hash
-
     if dependency in memo:
         return memo[dependency]
+    from .hydra_stage.tree import TREE_DEPENDENCY, current_tree_hash  # (after the memo: called once a file)
+
     if dependency.startswith(TREE_DEPENDENCY):
         found = current_tree_hash(dependency)
     elif dependency.startswith(SOURCES):

@@ -46,7 +46,9 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ._pyast import base_names, dotted, is_dataclass_class, module_name, own_fields, parse_file, walk
+from ..derived import kept
+from ..source import SOURCES_READ
+from ._pyast import ParsedWhenUsed, Span, base_names, dotted, is_dataclass_class, module_name, own_fields, parse_file, walk
 
 # The files whose dataclasses `Registry.dataclasses()` lists; `_target_` paths
 # elsewhere in the tree (verl.utils.profiler...) resolve too, through imports.
@@ -84,60 +86,127 @@ class ClassInfo:
     missing: list[str] = field(default_factory=list)  # bases named from verl modules the tree lacks
 
 
-class _Module:
-    """What the resolver needs from one module: classes, imports, module-level bindings."""
+@dataclass(frozen=True)
+class Outline:
+    """What the resolver needs from one module, as plain data (kept on disk: a run parses only
+    the definitions it uses, each from its own lines): its classes, functions and module-level
+    assignments as spans, its imports, star imports and dataclasses by name."""
 
-    def __init__(self, name: str, is_package: bool, tree: ast.Module):
-        self.name = name
-        self.package = name if is_package else name.rpartition(".")[0]
-        self.classes: dict[str, ast.ClassDef] = {}
-        self.functions: dict[str, ast.FunctionDef] = {}
-        self.imports: dict[str, tuple[str, str | None]] = {}  # local name -> (module, attribute)
-        self.star: list[str] = []
-        self.assigns: dict[str, ast.expr] = {}
-        self._collect(tree.body)
+    path: str
+    is_package: bool
+    classes: dict  # name -> Span of the class
+    dataclasses: tuple  # the names among `classes` decorated @dataclass
+    functions: dict  # name -> Span of the def
+    imports: dict  # local name -> (module, attribute or None)
+    star: tuple  # the modules of `from m import *`
+    assigns: dict  # name -> Span of its (last) module-level assignment
 
-    def _absolute(self, module: str | None, level: int) -> str:
-        if level == 0:
-            return module or ""
-        base = self.package.split(".")
-        if level > 1:
-            base = base[: len(base) - (level - 1)]
-        return ".".join(base + ([module] if module else []))
 
-    def _collect(self, body: list[ast.stmt]) -> None:
+def _absolute(package: str, module: str | None, level: int) -> str:
+    if level == 0:
+        return module or ""
+    base = package.split(".")
+    if level > 1:
+        base = base[: len(base) - (level - 1)]
+    return ".".join(base + ([module] if module else []))
+
+
+def _outline_of(name: str, path: str, is_package: bool, tree: ast.Module) -> Outline:
+    package = name if is_package else name.rpartition(".")[0]
+    classes, functions, imports, star, assigns = {}, {}, {}, [], {}
+
+    def collect(body: list[ast.stmt]) -> None:
         for node in body:
             if isinstance(node, ast.ClassDef):
-                self.classes[node.name] = node
+                classes[node.name] = node
             elif isinstance(node, ast.FunctionDef):
-                self.functions[node.name] = node
+                functions[node.name] = Span.of(path, node)
             elif isinstance(node, ast.ImportFrom):
-                module = self._absolute(node.module, node.level)
+                module = _absolute(package, node.module, node.level)
                 for alias in node.names:
                     if alias.name == "*":
-                        self.star.append(module)
+                        star.append(module)
                     else:
-                        self.imports[alias.asname or alias.name] = (module, alias.name)
+                        imports[alias.asname or alias.name] = (module, alias.name)
             elif isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
-                        self.imports[alias.asname] = (alias.name, None)
+                        imports[alias.asname] = (alias.name, None)
                     else:
                         top = alias.name.split(".")[0]
-                        self.imports[top] = (top, None)
+                        imports[top] = (top, None)
             elif isinstance(node, ast.Assign):
                 for target in node.targets:
                     if isinstance(target, ast.Name):
-                        self.assigns[target.id] = node.value
+                        assigns[target.id] = Span.of(path, node)
             elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
-                self.assigns[node.target.id] = node.value
+                assigns[node.target.id] = Span.of(path, node)
             elif isinstance(node, ast.If):
-                self._collect(node.body)
-                self._collect(node.orelse)
+                collect(node.body)
+                collect(node.orelse)
             elif isinstance(node, ast.Try):
-                self._collect(node.body)
+                collect(node.body)
                 for handler in node.handlers:
-                    self._collect(handler.body)
+                    collect(handler.body)
+
+    collect(tree.body)
+    return Outline(
+        path,
+        is_package,
+        {n: Span.of(path, c) for n, c in classes.items()},
+        tuple(n for n, c in classes.items() if is_dataclass_class(c)),
+        functions,
+        imports,
+        tuple(star),
+        assigns,
+    )
+
+
+def _may_be_module(root: str, name: str) -> bool:
+    """A verl module name with a file for it (the resolver asks for many that have none: each
+    `from x import y` may name a submodule y); no kept fact is read or written for the others."""
+    if name.split(".")[0] != "verl":
+        return False
+    base = os.path.join(root, *name.split(".")[1:])
+    candidates = (base + ".py", os.path.join(base, "__init__.py"))
+    if any(os.path.isfile(path) for path in candidates):
+        return True
+    for path in candidates:  # its absence is read like a file (a result depends on it: one added re-checks)
+        SOURCES_READ[os.path.abspath(path)] = None
+    return False
+
+
+@kept  # parses the module: once per machine, not once per process
+def _outline(root: str, name: str) -> Outline | None:
+    """The outline of verl module `name` in the tree at `root`; None when it is not there."""
+    base = os.path.join(root, *name.split(".")[1:])
+    for path, is_package in ((base + ".py", False), (os.path.join(base, "__init__.py"), True)):
+        tree = parse_file(path)
+        if tree is not None:
+            return _outline_of(name, path, is_package, tree)
+    return None
+
+
+class _Assigned(ParsedWhenUsed):
+    """A module's assigned values by name (the expression of each name's assignment)."""
+
+    def get(self, name: str, default=None):
+        found = super().get(name)
+        return found.value if found is not None else default
+
+
+class _Module:
+    """What the resolver needs from one module, its definitions parsed when first used."""
+
+    def __init__(self, name: str, outline: Outline):
+        self.name = name
+        self.package = name if outline.is_package else name.rpartition(".")[0]
+        self.classes = ParsedWhenUsed(outline.classes)
+        self.dataclasses = outline.dataclasses
+        self.functions = ParsedWhenUsed(outline.functions)
+        self.imports = outline.imports
+        self.star = outline.star
+        self.assigns = _Assigned(outline.assigns)
 
 
 class Registry:
@@ -156,15 +225,8 @@ class Registry:
     def _module(self, name: str) -> _Module | None:
         if name in self._modules:
             return self._modules[name]
-        found = None
-        parts = name.split(".")
-        if parts[0] == "verl":
-            base = os.path.join(self.root, *parts[1:])
-            for path, is_package in ((base + ".py", False), (os.path.join(base, "__init__.py"), True)):
-                tree = parse_file(path)
-                if tree is not None:
-                    found = _Module(name, is_package, tree)
-                    break
+        outline = _outline(self.root, name) if _may_be_module(self.root, name) else None
+        found = _Module(name, outline) if outline is not None else None
         self._modules[name] = found
         return found
 
@@ -333,9 +395,8 @@ class Registry:
                 mod = self._module(module)
                 if mod is None:
                     continue
-                for node in mod.classes.values():
-                    if is_dataclass_class(node):
-                        out.append(self._class(module, node).qualname)
+                for name in mod.dataclasses:
+                    out.append(self._class(module, mod.classes[name]).qualname)
         self._scanned = tuple(sorted(set(out)))
         return self._scanned
 
