@@ -217,7 +217,7 @@ def _value(data, built: list):
             raise NotPlain("a reference to no earlier object")
         return built[body]
     if tag == "m" and type(body) is dict:
-        return {k: _value(v, built) for k, v in body.items()}
+        return {k: v if type(v) in _ATOM_TYPES else _value(v, built) for k, v in body.items()}
     if tag == "o":
         return _sentinel(body)
     if type(body) is not list:

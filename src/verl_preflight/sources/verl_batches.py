@@ -134,6 +134,15 @@ def _init_of(tree: ast.Module, class_name: str):
     return None, None
 
 
+@kept  # parses the workers module (thousands of lines): once per machine; the __init__ is parsed alone
+def _init_span(root: str, rel: str, class_name: str) -> Span | None:
+    """Where the `__init__` a worker class of module `rel` runs stands (its own, or a base's in the module)."""
+    path = os.path.join(root, rel)
+    tree = parse_file(path)
+    _, init = _init_of(tree, class_name) if tree is not None else (None, None)
+    return Span.of(path, init) if init is not None else None
+
+
 def normalization(view, root: str, roles: list[tuple[str, str, str, str]]) -> list[Normalized]:
     """Run each legacy worker constructor verl builds for the launch. `roles`: (worker label,
     class name, config prefix, role argument) with the worker module chosen by the section's
@@ -145,10 +154,7 @@ def normalization(view, root: str, roles: list[tuple[str, str, str, str]]) -> li
         rel = legacy_workers(view, root, view.value(f"{section}.strategy"))
         if rel is None:
             continue
-        tree = parse_file(os.path.join(root, rel))
-        if tree is None:
-            continue
-        cls, init = _init_of(tree, class_name)
+        init = statement_at(_init_span(root, rel, class_name))
         if init is None:
             continue
         layout = _Layout(world)
