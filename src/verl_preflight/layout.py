@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from . import memory as mem
+from .derived import kept
 from .source import read_source
 
 DEVICE_MEMORY_GB = {"gpu": 80.0, "npu": 64.0}  # stated defaults: an 80 GB GPU, a 64 GB Ascend die
@@ -790,7 +791,7 @@ def _model_len(view, shape: Shape | None) -> ModelLen:
         if engine.failure is not None:  # the sequence-length rule reports it
             return ModelLen(None, f"verl refuses the vLLM rollout at start, {engine.failure_at}", engine=engine)
         rewrite = next((cite for key, _, cite in engine.rewrites if key == rollout + "max_model_len"), None)
-        to = _rewritten_to(root, rewrite) if rewrite is not None else ""
+        to = _rewritten_to(root, rewrite.path, rewrite.line) if rewrite is not None else ""
         source, key = (to, None) if rewrite is not None else _engine_source(view, engine)
         if own_len is not None:
             return replace(own_len, rewrite=rewrite, rewrite_to=to, engine=engine)
@@ -821,17 +822,17 @@ def _engine_source(view, engine) -> tuple[str, str | None]:
     return "", None
 
 
-@lru_cache(maxsize=64)  # a fact of the release's sources, read once per process, not once per launch
-def _rewritten_to(root: str, cite) -> str:
-    """What verl's own assignment of rollout.max_model_len at `cite` reads: the model's
+@kept  # a fact of the release's sources: the module is parsed once per machine, not once per process
+def _rewritten_to(root: str, path: str, line: int) -> str:
+    """What verl's own assignment of rollout.max_model_len at `path`:`line` reads: the model's
     max_position_embeddings (v0.7.0 vllm_async_server.py:198, 0.9.1 :1105) or prompt + response
     (0.6.1 :155); else VERL_OWN."""
     from .sources._pyast import parse_file, walk
 
-    tree = parse_file(os.path.join(root, cite.path))
+    tree = parse_file(os.path.join(root, path))
     names: set = set()
     for node in walk(tree) if tree is not None else ():
-        if isinstance(node, ast.Assign | ast.AnnAssign) and node.lineno == cite.line and node.value is not None:
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.lineno == line and node.value is not None:
             for n in walk(node.value):
                 if isinstance(n, ast.Name | ast.Attribute):
                     names.add(n.id if isinstance(n, ast.Name) else n.attr)
