@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import itertools
 import json
 import os
 import stat
@@ -143,27 +144,47 @@ def _tag(key: bytes, payload: bytes) -> bytes:
     return hmac.new(key, payload, hashlib.sha256).hexdigest().encode()
 
 
+_MADE: set = set()  # folders this process made or found: a write does not ask the file system again
+_WRITES = itertools.count()
+
+
 def write(path: str, document) -> bool:
     """Write `document` (JSON types only) to `path`, signed, atomically; False when it cannot be."""
     key = _key()
     if key is None:
         return False
     payload = json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    try:
-        os.makedirs(os.path.dirname(path), mode=_PRIVATE, exist_ok=True)
-        import tempfile  # (only a run that writes pays for importing it)
-
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")  # 0600
+    folder = os.path.dirname(path)
+    for attempt in range(2):
+        try:
+            if folder not in _MADE:
+                os.makedirs(folder, mode=_PRIVATE, exist_ok=True)
+                _MADE.add(folder)
+            # a name no other writer uses (this process's id and count, random bytes), made
+            # exclusively, 0600: written whole, then renamed over the entry
+            tmp = os.path.join(folder, f".tmp-{os.getpid()}-{next(_WRITES)}-{os.urandom(4).hex()}")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        except FileNotFoundError:
+            _MADE.discard(folder)  # removed since (a test, a user clearing the cache): made again
+            if attempt:
+                return False
+            continue
+        except OSError:
+            return False
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(_tag(key, payload) + b"\n" + payload)
             os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
+        except BaseException as err:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            if isinstance(err, OSError):
+                return False
             raise
-    except OSError:
-        return False
-    return True
+        return True
+    return False
 
 
 def read(path: str):
