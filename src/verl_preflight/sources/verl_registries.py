@@ -890,8 +890,8 @@ class Sources:
     def sites(self) -> tuple[Site, ...]:
         """The sites this version has."""
         if self._sites is None:
-            r = self._reader
-            self._sites = tuple(s for s in SITES if r and r.find_function(s.function) is not None)
+            present = _sites_present(self._reader.root) if self._reader else frozenset()
+            self._sites = tuple(s for s in SITES if s.function in present)
         return self._sites
 
     @property
@@ -966,6 +966,14 @@ def _checks(root: str) -> tuple[Check, ...]:
     facts (reading them walks every module that registers a value: about a second a release)."""
     sources = _read(root)
     return tuple(sources._reader.checks()) if sources._reader else ()
+
+
+@kept
+def _sites_present(root: str) -> frozenset:
+    """The functions of SITES the tree at `root` defines, kept on disk like the other derived
+    facts (finding them parses the trainer and the workers' modules whole)."""
+    sources = _read(root)
+    return frozenset(s.function for s in SITES if sources._reader and sources._reader.find_function(s.function))
 
 
 @kept
