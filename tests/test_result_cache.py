@@ -378,6 +378,44 @@ def _kept_fact(root, derive):
     return fact, calls, new_run
 
 
+def test_a_fact_kept_with_the_files_it_reads_follows_those_files_and_no_others(tree):
+    """derived.kept_reading: the fact records only the files it names (a module's outline: its
+    own file), not every source read before it in the process; it is derived again when one of
+    them changes or appears, and a change to another source leaves it kept."""
+    from verl_preflight import derived, source
+
+    root = tree / "pkg"
+    root.mkdir()
+    (root / "mod.py").write_text("LIMIT = 1\n")
+    (root / "other.py").write_text("X = 1\n")
+    calls = []
+
+    @derived.kept_reading(lambda path: (os.path.join(path, "mod.py"), os.path.join(path, "missing.py")))
+    def fact(path: str) -> tuple:
+        calls.append(path)
+        return (source.read_source(os.path.join(path, "mod.py")).strip(),)
+
+    def new_run():
+        fact.cache_clear()
+        derived._NOW.clear()
+        for key in [k for k in source.SOURCES_READ if k.startswith(str(root))]:
+            source.SOURCES_READ.pop(key)
+
+    source.read_source(str(root / "other.py"))  # read before it: not one of its sources
+    assert fact(str(root)) == ("LIMIT = 1",) and len(calls) == 1
+    new_run()
+    (root / "other.py").write_text("X = 2\n")
+    assert fact(str(root)) == ("LIMIT = 1",) and len(calls) == 1  # kept: other.py is not its source
+    assert str(root / "mod.py") in source.SOURCES_READ  # loading it records what it read
+    assert str(root / "other.py") not in source.SOURCES_READ
+    new_run()
+    (root / "mod.py").write_text("LIMIT = 2\n")
+    assert fact(str(root)) == ("LIMIT = 2",) and len(calls) == 2
+    new_run()
+    (root / "missing.py").write_text("")  # a file it named appears
+    assert fact(str(root)) == ("LIMIT = 2",) and len(calls) == 3
+
+
 def test_facts_derived_from_sources_are_kept_while_the_sources_are_unchanged(tree):
     """derived.kept: a fact read from a release's sources is computed once per machine and
     computed again when a file it relied on changes (each call below stands for a new run)."""

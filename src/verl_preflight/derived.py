@@ -18,6 +18,9 @@ A fact that holds statements of verl's code holds them as spans (sources._pyast.
 are plain data: the statement is parsed again from its own lines when a check runs it.
 `@kept_by_arguments` keeps a value that follows from its arguments alone (OmegaConf's answer
 on a value, keyed by the hydra-core and omegaconf versions): no sources are recorded for it.
+`@kept_reading(files)` keeps a value that follows from the files it names alone (a module's
+outline, a statement's span in one module): only their digests are recorded, so the many small
+facts of a run do not each carry the hundreds of sources read before them.
 """
 
 from __future__ import annotations
@@ -58,7 +61,14 @@ def kept_by_arguments(fn):
     return _keeping(fn, sources=False)
 
 
-def _keeping(fn, sources: bool):
+def kept_reading(files):
+    """`fn(root, *args)` whose value follows from the files `files(root, *args)` names alone
+    (a module's outline: its own file): memoized here and on disk like `kept`, with only those
+    files' digests as its sources (not every source the process read before it)."""
+    return lambda fn: _keeping(fn, sources=files)
+
+
+def _keeping(fn, sources):
     memo: dict = {}
     name = f"{fn.__module__}.{fn.__qualname__}"
 
@@ -72,13 +82,13 @@ def _keeping(fn, sources: bool):
             key = hashlib.sha256(f"{FORMAT}\0{tool_fingerprint()}\0{name}\0{args!r}".encode()).hexdigest()
             path = os.path.join(folder, key[:2], key + ".json")
             doc = cache_files.read(path)
-            if isinstance(doc, dict) and doc.get("format") == FORMAT and (not sources or _unchanged(doc.get("reads"))):
+            if isinstance(doc, dict) and doc.get("format") == FORMAT and (sources is False or _unchanged(doc.get("reads"))):
                 try:
                     value = from_plain(doc.get("value"))
                 except (NotPlain, RecursionError):
                     value = doc = None
                 if doc is not None:
-                    if sources:
+                    if sources is not False:
                         SOURCES_READ.update(doc["reads"])
                     memo[args] = value
                     return value
@@ -90,8 +100,11 @@ def _keeping(fn, sources: bool):
             except (NotPlain, RecursionError):
                 return value
             doc = {"format": FORMAT, "value": plain}
-            if sources:
+            if sources is True:
                 doc["reads"] = dict(SOURCES_READ)
+            elif sources is not False:
+                files = (os.path.abspath(f) for f in sources(*args))
+                doc["reads"] = {f: digest_as_read(f) for f in files}
             cache_files.write(path, doc)
         return value
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from . import memory as mem
-from .derived import kept
+from .derived import kept_reading
 from .source import read_source
 
 DEVICE_MEMORY_GB = {"gpu": 80.0, "npu": 64.0}  # stated defaults: an 80 GB GPU, a 64 GB Ascend die
@@ -822,7 +822,7 @@ def _engine_source(view, engine) -> tuple[str, str | None]:
     return "", None
 
 
-@kept  # a fact of the release's sources: the module is parsed once per machine, not once per process
+@kept_reading(lambda root, path, line: (os.path.join(root, path),))  # parsed once per machine
 def _rewritten_to(root: str, path: str, line: int) -> str:
     """What verl's own assignment of rollout.max_model_len at `path`:`line` reads: the model's
     max_position_embeddings (v0.7.0 vllm_async_server.py:198, 0.9.1 :1105) or prompt + response

@@ -23,7 +23,7 @@ import zipfile
 from functools import lru_cache
 from importlib import resources
 
-from ..derived import kept
+from ..derived import kept_reading
 from ._pyast import base_names, is_dataclass_class, own_fields, parse_file
 
 # The files that define the classes, relative to the directory holding `megatron/`.
@@ -188,7 +188,7 @@ def _installed_classes(version: str) -> dict[str, dict] | None:
     return _classes_in(root) if root else None
 
 
-@kept  # parses transformer_config.py and model_parallel_config.py: once per machine
+@kept_reading(lambda root: tuple(os.path.join(root, *parts) for parts in SOURCE_FILES))  # once per machine
 def _classes_in(root: str) -> dict[str, dict] | None:
     return extract_classes(root)
 

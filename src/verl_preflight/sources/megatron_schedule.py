@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..derived import kept
+from ..derived import kept_reading
 from ._pyast import ParsedWhenUsed, Span, parse_file, statement_at
 from ._pyeval import UNKNOWN, Evaluator, Failure, Obj, V
 from .megatron import SOURCE_FILES, installed_tree_of, megatron_file
@@ -57,9 +57,10 @@ def schedule(version: str) -> Schedule | None:
     return Schedule(version, functions, _post_init(config))
 
 
-@kept  # parses schedules.py and model_parallel_config.py: once per machine, not once per process
+@kept_reading(lambda root: (os.path.join(root, *SCHEDULES), os.path.join(root, *SOURCE_FILES[0])))
 def _installed_spans(root: str):
-    """(the spans of schedules.py's functions by name, the span of ModelParallelConfig.__post_init__)."""
+    """(the spans of schedules.py's functions by name, the span of ModelParallelConfig.__post_init__):
+    the two modules are parsed once per machine, not once per process."""
     path = os.path.join(root, *SCHEDULES)
     tree = parse_file(path)
     if tree is None:

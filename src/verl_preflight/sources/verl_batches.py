@@ -29,7 +29,7 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ..derived import kept
+from ..derived import kept, kept_reading
 from ._pyast import Span, parse_file, statement_at, walk
 from ._pyeval import UNKNOWN, Assigned, Evaluator, Failure, Node, Obj, V
 from .verl_lengths import Cite, _class_methods, _config_test, _parents, _rel, given, verl_imports, world_size
@@ -134,9 +134,11 @@ def _init_of(tree: ast.Module, class_name: str):
     return None, None
 
 
-@kept  # parses the workers module (thousands of lines): once per machine; the __init__ is parsed alone
+@kept_reading(lambda root, rel, class_name: (os.path.join(root, rel),))
 def _init_span(root: str, rel: str, class_name: str) -> Span | None:
-    """Where the `__init__` a worker class of module `rel` runs stands (its own, or a base's in the module)."""
+    """Where the `__init__` a worker class of module `rel` runs stands (its own, or a base's in the
+    module): the workers module (thousands of lines) is parsed once per machine, the __init__
+    alone each process."""
     path = os.path.join(root, rel)
     tree = parse_file(path)
     _, init = _init_of(tree, class_name) if tree is not None else (None, None)
