@@ -46,7 +46,7 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ..derived import kept, kept_reading
+from ..derived import kept_reading
 from ..source import SOURCES_READ
 from ._pyast import ParsedWhenUsed, Span, base_names, dotted, is_dataclass_class, module_name, own_fields, parse_file, walk
 
