@@ -154,37 +154,39 @@ def write(path: str, document) -> bool:
     if key is None:
         return False
     payload = json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    folder = os.path.dirname(path)
-    for attempt in range(2):
+    try:
+        fd, tmp = _new_file(os.path.dirname(path))
+    except OSError:
+        return False
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(_tag(key, payload) + b"\n" + payload)
+        os.replace(tmp, path)
+    except BaseException as err:
         try:
-            if folder not in _MADE:
-                os.makedirs(folder, mode=_PRIVATE, exist_ok=True)
-                _MADE.add(folder)
-            # a name no other writer uses (this process's id and count, random bytes), made
-            # exclusively, 0600: written whole, then renamed over the entry
-            tmp = os.path.join(folder, f".tmp-{os.getpid()}-{next(_WRITES)}-{os.urandom(4).hex()}")
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        except FileNotFoundError:
-            _MADE.discard(folder)  # removed since (a test, a user clearing the cache): made again
-            if attempt:
-                return False
-            continue
+            os.unlink(tmp)
         except OSError:
+            pass
+        if isinstance(err, OSError):
             return False
+        raise
+    return True
+
+
+def _new_file(folder: str) -> tuple[int, str]:
+    """(fd, path) of a new 0600 file in `folder` under a name no other writer uses (this
+    process's id and count, random bytes), made exclusively; the folder made when this process
+    has not made it yet, or again when it was removed since (a test, a user clearing the cache)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    tmp = os.path.join(folder, f".tmp-{os.getpid()}-{next(_WRITES)}-{os.urandom(4).hex()}")
+    if folder in _MADE:
         try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(_tag(key, payload) + b"\n" + payload)
-            os.replace(tmp, path)
-        except BaseException as err:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            if isinstance(err, OSError):
-                return False
-            raise
-        return True
-    return False
+            return os.open(tmp, flags, 0o600), tmp
+        except FileNotFoundError:
+            _MADE.discard(folder)
+    os.makedirs(folder, mode=_PRIVATE, exist_ok=True)
+    _MADE.add(folder)
+    return os.open(tmp, flags, 0o600), tmp
 
 
 def read(path: str):

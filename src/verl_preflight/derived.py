@@ -51,24 +51,26 @@ def _unchanged(reads) -> bool:
 
 def kept(fn):
     """`fn(root, *args)` (all arguments strings, numbers or tuples of them), memoized here and on disk."""
-    return _keeping(fn, sources=True)
+    return _keeping(fn, reads=lambda *args: dict(SOURCES_READ))
 
 
 def kept_by_arguments(fn):
     """`fn(*args)` whose value follows from its arguments alone (one of them names the versions
     of the packages it runs, e.g. omegaconf's): memoized here and on disk with no sources to
     check, and loading it adds none to what a result depends on."""
-    return _keeping(fn, sources=False)
+    return _keeping(fn, reads=None)
 
 
 def kept_reading(files):
     """`fn(root, *args)` whose value follows from the files `files(root, *args)` names alone
     (a module's outline: its own file): memoized here and on disk like `kept`, with only those
     files' digests as its sources (not every source the process read before it)."""
-    return lambda fn: _keeping(fn, sources=files)
+    return lambda fn: _keeping(fn, reads=lambda *args: {f: digest_as_read(f) for f in map(os.path.abspath, files(*args))})
 
 
-def _keeping(fn, sources):
+def _keeping(fn, reads):
+    """`reads(*args)`: the sources a value computed now relies on, path -> digest (None: it
+    follows from its arguments alone, no sources are kept or checked)."""
     memo: dict = {}
     name = f"{fn.__module__}.{fn.__qualname__}"
 
@@ -82,13 +84,13 @@ def _keeping(fn, sources):
             key = hashlib.sha256(f"{FORMAT}\0{tool_fingerprint()}\0{name}\0{args!r}".encode()).hexdigest()
             path = os.path.join(folder, key[:2], key + ".json")
             doc = cache_files.read(path)
-            if isinstance(doc, dict) and doc.get("format") == FORMAT and (sources is False or _unchanged(doc.get("reads"))):
+            if isinstance(doc, dict) and doc.get("format") == FORMAT and (reads is None or _unchanged(doc.get("reads"))):
                 try:
                     value = from_plain(doc.get("value"))
                 except (NotPlain, RecursionError):
                     value = doc = None
                 if doc is not None:
-                    if sources is not False:
+                    if reads is not None:
                         SOURCES_READ.update(doc["reads"])
                     memo[args] = value
                     return value
@@ -100,11 +102,8 @@ def _keeping(fn, sources):
             except (NotPlain, RecursionError):
                 return value
             doc = {"format": FORMAT, "value": plain}
-            if sources is True:
-                doc["reads"] = dict(SOURCES_READ)
-            elif sources is not False:
-                files = (os.path.abspath(f) for f in sources(*args))
-                doc["reads"] = {f: digest_as_read(f) for f in files}
+            if reads is not None:
+                doc["reads"] = reads(*args)
             cache_files.write(path, doc)
         return value
 

@@ -159,6 +159,13 @@ def walk(node: ast.AST):
         yield node
 
 
+def module_files(root: str, name: str) -> tuple[str, str]:
+    """The files verl module `name` may be in the package at `root`, in the order Python tries
+    them: `x/y.py`, then the package `x/y/__init__.py` (the inverse of module_name)."""
+    base = os.path.join(root, *name.split(".")[1:])
+    return base + ".py", os.path.join(base, "__init__.py")
+
+
 def module_name(root: str, path: str) -> str:
     """The dotted name of the module at `path` in the verl package at `root` (a package's
     `__init__.py` is the package)."""

@@ -48,7 +48,18 @@ from functools import lru_cache
 
 from ..derived import kept_reading
 from ..source import SOURCES_READ
-from ._pyast import ParsedWhenUsed, Span, base_names, dotted, is_dataclass_class, module_name, own_fields, parse_file, walk
+from ._pyast import (
+    ParsedWhenUsed,
+    Span,
+    base_names,
+    dotted,
+    is_dataclass_class,
+    module_files,
+    module_name,
+    own_fields,
+    parse_file,
+    walk,
+)
 
 # The files whose dataclasses `Registry.dataclasses()` lists; `_target_` paths
 # elsewhere in the tree (verl.utils.profiler...) resolve too, through imports.
@@ -167,7 +178,7 @@ def _may_be_module(root: str, name: str) -> bool:
     `from x import y` may name a submodule y); no kept fact is read or written for the others."""
     if name.split(".")[0] != "verl":
         return False
-    candidates = _module_files(root, name)
+    candidates = module_files(root, name)
     if any(os.path.isfile(path) for path in candidates):
         return True
     for path in candidates:  # its absence is read like a file (a result depends on it: one added re-checks)
@@ -175,16 +186,10 @@ def _may_be_module(root: str, name: str) -> bool:
     return False
 
 
-def _module_files(root: str, name: str) -> tuple[str, str]:
-    """The files verl module `name` may be: `x/y.py`, else the package `x/y/__init__.py`."""
-    base = os.path.join(root, *name.split(".")[1:])
-    return base + ".py", os.path.join(base, "__init__.py")
-
-
-@kept_reading(_module_files)  # parses the module: once per machine, not once per process
+@kept_reading(module_files)  # parses the module: once per machine, not once per process
 def _outline(root: str, name: str) -> Outline | None:
     """The outline of verl module `name` in the tree at `root`; None when it is not there."""
-    for path, is_package in zip(_module_files(root, name), (False, True), strict=True):
+    for path, is_package in zip(module_files(root, name), (False, True), strict=True):
         tree = parse_file(path)
         if tree is not None:
             return _outline_of(name, path, is_package, tree)

@@ -30,7 +30,7 @@ from functools import lru_cache
 
 from ..derived import kept
 from ..source import python_files, read_source
-from ._pyast import ParsedWhenUsed, Span, parse_file, parse_mentioning, walk
+from ._pyast import ParsedWhenUsed, Span, module_files, parse_file, parse_mentioning, walk
 from ._pyeval import UNKNOWN, Evaluator, Failure, Node, Obj, V
 
 BUDGET_SUFFIX = "max_token_len_per_gpu"
@@ -359,22 +359,21 @@ def _prefix_for(func: ast.AST, param: str) -> str:
 
 
 def verl_imports(root: str, tree: ast.Module, kind: str):
-    """(import statement, module tree, module path without `.py`) of each `from verl.x import ...`
+    """(import statement, module tree, the module's file) of each `from verl.x import ...`
     at the top of a module, for the modules found in the package at `root` that spell `kind`
     ("def" or "class") before one of the names imported: a module that defines none of them
     by that kind is read (its result depends on it) but not parsed."""
     for node in tree.body:
         if not isinstance(node, ast.ImportFrom) or not (node.module or "").startswith("verl."):
             continue
-        base = os.path.join(root, *node.module.split(".")[1:])
         spelled = re.compile(rf"\b{kind}\s+(?:{'|'.join(re.escape(a.name) for a in node.names)})\b")
-        for path in (base + ".py", os.path.join(base, "__init__.py")):
+        for path in module_files(root, node.module):
             text = read_source(path)
             if text is not None and not spelled.search(text):
                 break
             mod = parse_file(path) if text is not None else None
             if mod is not None:
-                yield node, mod, base
+                yield node, mod, path
                 break
 
 
@@ -382,12 +381,11 @@ def _module_functions(root: str, tree: ast.Module, path: str) -> dict:
     """verl's own functions the module at `path` imports by name (`from verl.x import f`), and
     its own: name -> (the file it is defined in, its def)."""
     out = {}
-    for node, mod, base in verl_imports(root, tree, "def"):
-        module_file = os.path.isfile(base + ".py")
-        where = base + ".py" if module_file else os.path.join(base, "__init__.py")
+    for node, mod, where in verl_imports(root, tree, "def"):
+        cited = os.path.dirname(where) if os.path.basename(where) == "__init__.py" else where  # a package: its folder
         defs = {n.name: n for n in mod.body if isinstance(n, ast.FunctionDef)}
         for d in defs.values():
-            d._verl_path = _rel(root, base + ".py" if module_file else base)
+            d._verl_path = _rel(root, cited)
         for alias in node.names:
             if alias.name in defs:
                 out[alias.asname or alias.name] = (where, defs[alias.name])

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..derived import kept
-from ._pyast import dotted, module_name, parse_file, walk
+from ._pyast import dotted, module_files, module_name, parse_file, walk
 from .verl_classes import Registry, verl_sources
 from ..source import python_files, read_source
 
@@ -201,14 +201,9 @@ class _Reader:
     # ---- files and modules ---------------------------------------------------
 
     def module_file(self, module: str) -> str | None:
-        parts = module.split(".")
-        if parts[0] != "verl":
+        if module.split(".")[0] != "verl":
             return None
-        base = os.path.join(self.root, *parts[1:])
-        for path in (base + ".py", os.path.join(base, "__init__.py")):
-            if os.path.isfile(path):
-                return path
-        return None
+        return next((path for path in module_files(self.root, module) if os.path.isfile(path)), None)
 
     def files(self) -> list[tuple[str, str]]:
         """(module, path) of every Python file of the package (tests left out)."""
