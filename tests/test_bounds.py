@@ -468,3 +468,20 @@ def test_the_hostile_seeds_are_small_and_end_with_their_bound(tmp_path):
     assert "bound of" in said["bound_2_regex_backtracking.sh"]
     assert "longer than the tool's bound" in said["bound_4_doubling.sh"]
     assert "past the tool's bound" in said["bound_6_big_array.sh"]
+
+
+def test_a_word_of_text_alone_is_expanded_once_and_its_work_counted_each_time(monkeypatch):
+    from verl_preflight.shell import expand
+
+    grouped = []
+    real = expand.Expander.group_chunks
+    monkeypatch.setattr(expand.Expander, "group_chunks", lambda self, g, *a, **k: grouped.append(g) or real(self, g, *a, **k))
+    word = "{a,b}" + "x" * 50
+    _, once = only(f"probe {word}")
+    grouped.clear()
+    outcome, allowance = only(f'for i in 1 2 3 4; do probe {word} "$i"; done')
+    assert outcome.launches == [["a" + "x" * 50, "b" + "x" * 50, str(i)] for i in range(1, 5)]
+    texts = [tuple(n.type for n in g if not isinstance(n, str)) for g in grouped]
+    assert texts.count(("concatenation",)) == 1  # the brace word: expanded on its first pass only
+    assert texts.count(("string",)) == 4  # "$i": each pass
+    assert allowance.work >= 4 * once.work  # and the text's work counted on every pass

@@ -143,6 +143,22 @@ _MAY_START_EARLY = frozenset(
 _NAME_PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]|[@*#?$!-]")
 
 
+_DYNAMIC = object()  # Expander._static: a word whose expansion depends on the state
+_EXPANDING = _MAY_START_EARLY | {"$"}
+
+
+def _writes_only_text(node, script: Script) -> bool:
+    """No expansion anywhere in the node (a parameter, a command's output, arithmetic, a lone
+    `$`) and no word that starts with `~` (the home folder): its expansion is its text."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type in _EXPANDING or n.type == "word" and script.source[n.start_byte : n.start_byte + 1] == b"~":
+            return False
+        stack.extend(n.children)
+    return True
+
+
 def word_groups(nodes, source: bytes | None = None) -> list[list]:
     """Group sibling nodes into bash words: nodes with no gap between them are one word,
     and so are nodes joined by a backslash-newline (`X='a'\\` newline `'b'`), which
@@ -217,9 +233,40 @@ class Expander:
         ifs = self.ifs(st)
         for group in words:
             first = next(n for n in group if not isinstance(n, str))
-            out.extend(self.word_fields(self.group_chunks(group, st), ifs, self.host.script.loc(first)))
+            out.extend(
+                self._static(
+                    (len(group), first.start_byte, group[-1].end_byte, ifs),
+                    group,
+                    lambda g=group, f=first: self.word_fields(self.group_chunks(g, st), ifs, self.host.script.loc(f)),
+                )
+            )
             within_elements(what, len(out), "words")
         return out
+
+    def _static(self, key: tuple, group: list, expand):
+        """`expand()` of a word (`key`: how it is expanded and the bytes it spans) that writes only text (no expansion of any kind, no `~`): the
+        same in every state, so computed once a script (on its Script) and its work charged
+        again each time it is asked for. A word that went past a bound is not kept."""
+        m = meter()
+        if m.allowance is None:
+            return expand()
+        memo = self.host.script.static_words
+        found = memo.get(key)
+        if found is None:
+            static = all(isinstance(n, str) or _writes_only_text(n, self.host.script) for n in group)
+            if not static:
+                memo[key] = _DYNAMIC
+                return expand()
+            work, events = m.allowance.work, len(m.events)
+            value = expand()
+            if len(m.events) == events:
+                memo[key] = (value, m.allowance.work - work)
+            return value
+        if found is _DYNAMIC:
+            return expand()
+        value, work = found
+        m.charge(work)
+        return value
 
     @staticmethod
     def word_fields(chunks: list, ifs: str, loc) -> list[Field]:
@@ -296,7 +343,12 @@ class Expander:
 
     def expand_one(self, node, st: State, extra=()) -> Field:
         """Expansion without splitting (assignment values, case subjects, [[ ]])."""
-        return join_field(self.group_chunks([node, *extra], st), self.host.script.loc(node))
+        group = [node, *extra]
+        return self._static(
+            (None, node.start_byte, group[-1].end_byte),
+            group,
+            lambda: join_field(self.group_chunks(group, st), self.host.script.loc(node)),
+        )
 
     def expand_pattern(self, node, st: State):
         return pattern_regex(self.chunks(node, st, False))
