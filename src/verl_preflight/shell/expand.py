@@ -233,24 +233,22 @@ class Expander:
         ifs = self.ifs(st)
         for group in words:
             first = next(n for n in group if not isinstance(n, str))
-            out.extend(
-                self._static(
-                    (len(group), first.start_byte, group[-1].end_byte, ifs),
-                    group,
-                    lambda g=group, f=first: self.word_fields(self.group_chunks(g, st), ifs, self.host.script.loc(f)),
-                )
-            )
+            loc = self.host.script.loc(first)
+            out.extend(self._static(group, ifs, lambda: self.word_fields(self.group_chunks(group, st), ifs, loc)))
             within_elements(what, len(out), "words")
         return out
 
-    def _static(self, key: tuple, group: list, expand):
-        """`expand()` of a word (`key`: how it is expanded and the bytes it spans) that writes only text (no expansion of any kind, no `~`): the
-        same in every state, so computed once a script (on its Script) and its work charged
-        again each time it is asked for. A word that went past a bound is not kept."""
+    def _static(self, group: list, how, expand):
+        """`expand()` of the word `group` (`how`: IFS for its fields, None for one field). A word
+        that writes only text (no expansion of any kind, no `~`) expands the same in every
+        state: once a script (kept on its Script), its work charged again each time it is asked
+        for. A word that went past a bound is not kept."""
         m = meter()
         if m.allowance is None:
             return expand()
         memo = self.host.script.static_words
+        escaped = [n for n in group if isinstance(n, str)]  # the escaped blanks before it, when given
+        key = (how, *escaped, group[len(escaped)].start_byte, group[-1].end_byte)
         found = memo.get(key)
         if found is None:
             static = all(isinstance(n, str) or _writes_only_text(n, self.host.script) for n in group)
@@ -344,11 +342,7 @@ class Expander:
     def expand_one(self, node, st: State, extra=()) -> Field:
         """Expansion without splitting (assignment values, case subjects, [[ ]])."""
         group = [node, *extra]
-        return self._static(
-            (None, node.start_byte, group[-1].end_byte),
-            group,
-            lambda: join_field(self.group_chunks(group, st), self.host.script.loc(node)),
-        )
+        return self._static(group, None, lambda: join_field(self.group_chunks(group, st), self.host.script.loc(node)))
 
     def expand_pattern(self, node, st: State):
         return pattern_regex(self.chunks(node, st, False))
