@@ -46,6 +46,22 @@ def test_a_required_variable_is_taken_as_set(tmp_path, capsys):
     assert [(f["line"], f["rule"]) for f in doc["findings"] if f["severity"] != "info"] == [(4, "override-missing-key")]
 
 
+def test_a_functions_own_arguments_are_not_the_scripts(tmp_path, capsys):
+    """bash gives each call of a function its own `$1`: `say hi` needs no argument of the script,
+    so the use that passes the guard is assumed to set MODEL_NAME alone."""
+    text = '#!/usr/bin/env bash\nset -u\nsay() { echo "$1" "$2"; }\nNAME="${MODEL_NAME:?set MODEL_NAME}"\nsay a b\n'
+    doc = report(capsys, write_file(tmp_path, "run.sh", text + LAUNCH))
+    assert [[a["subject"] for a in p["assumptions"]] for p in doc["scripts"][0]["profiles"]] == [[], ["MODEL_NAME"]]
+
+
+def test_arguments_handed_to_a_function_are_the_scripts(tmp_path, capsys):
+    """`main "$@"`: the guard in main is on the script's own arguments."""
+    body = GUARD.replace("\n", "\n    ") + LAUNCH
+    text = "#!/usr/bin/env bash\nmain() {\n    " + body + '}\nmain "$@"\n'
+    doc = report(capsys, write_file(tmp_path, "run.sh", text))
+    assert profiles(doc) == [("rejected", []), ("launches", ["[2]"])]
+
+
 def test_args_gives_the_positional_arguments(tmp_path, capsys):
     path = write_file(tmp_path, "run.sh", "#!/usr/bin/env bash\n" + GUARD + LAUNCH)
     doc = report(capsys, "--args", "exp1 '/tmp/a b' trainer.nnodes=2", path)

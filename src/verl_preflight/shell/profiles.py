@@ -56,8 +56,22 @@ def _glob_representative(pattern: str) -> str | None:
 def scan(script: Script, follow_sources: bool = True, read_file=None) -> Scan:
     """The switches of `script` (and the files it sources, read with `read_file`)."""
     result = Scan()
-    _scan_into(script, result, follow_sources, 0, set(), read_file or reader())
+    uses = _ArgumentUses()
+    _scan_into(script, result, follow_sources, 0, set(), read_file or reader(), uses)
+    result.arguments = max(uses.script, uses.functions if uses.handed & uses.defined else 0)
     return result
+
+
+@dataclass
+class _ArgumentUses:
+    """The positional arguments used outside functions and in their bodies: bash gives every
+    call of a function its own `$1`, `$#`, so theirs are the script's only where the script hands
+    its own on (`main "$@"`)."""
+
+    script: int = 0
+    functions: int = 0
+    defined: set = field(default_factory=set)  # the functions the script defines
+    handed: set = field(default_factory=set)  # commands given `"$@"` (or `$*`) outside a function
 
 
 def _note_order(result: Scan, name: str) -> None:
@@ -65,14 +79,16 @@ def _note_order(result: Scan, name: str) -> None:
         result.order.append(name)
 
 
-def _scan_into(script: Script, result: Scan, follow: bool, depth: int, seen: set, read_file) -> None:
-    stack = [script.root]
+def _scan_into(
+    script: Script, result: Scan, follow: bool, depth: int, seen: set, read_file, uses, in_body=False
+) -> None:
+    stack = [(script.root, in_body)]  # (node, inside a function's body)
     while stack:
-        node = stack.pop()
+        node, in_function = stack.pop()
         t = node.type
         if t in ("simple_expansion", "expansion"):
             result.reads.update(script.text(c) for c in node.children if c.type == "variable_name")
-            _positional_use(script, node, result)
+            _count_use(uses, in_function, _positional_use(script, node))
         if t == "expansion":
             named = [c for c in node.children if c.type == "variable_name"]
             ops = [c for c in node.children if not c.is_named and script.text(c) in DEFAULT_OPS]
@@ -115,7 +131,7 @@ def _scan_into(script: Script, result: Scan, follow: bool, depth: int, seen: set
                                 lit = _glob_representative(script.text(c))
                             _tested(result, name, lit)
         elif t == "binary_expression":
-            _argument_count_test(script, node, result)
+            _count_use(uses, in_function, _argument_count_test(script, node))
             op = node.child_by_field_name("operator")
             if op is not None and script.text(op) in _COMPARE_OPS:
                 left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
@@ -132,20 +148,42 @@ def _scan_into(script: Script, result: Scan, follow: bool, depth: int, seen: set
                 if name:
                     _tested(result, name, None, presence=True)
         elif t == "command" and follow and depth < 4:
-            _maybe_source(script, node, result, depth, seen, read_file)
-        stack.extend(reversed(node.children))
+            _maybe_source(script, node, result, depth, seen, read_file, uses, in_function)
+        if t == "function_definition" and node.child_by_field_name("name") is not None:
+            uses.defined.add(script.text(node.child_by_field_name("name")))
+        elif t == "command" and not in_function and _hands_on_arguments(script, node):
+            uses.handed.add(script.text(node.child_by_field_name("name") or node))
+        in_function = in_function or t == "function_definition"
+        stack.extend((c, in_function) for c in reversed(node.children))
 
 
-def _positional_use(script: Script, node, result: Scan) -> None:
-    """`$2`, `${2}`, `${2:?}`: the script uses its second argument (a default, `${2:-x}`, says it
-    need not be given)."""
+def _hands_on_arguments(script: Script, command) -> bool:
+    """`main "$@"`, `run ${@:2}`, `f $*`: the command is given the script's arguments."""
+    stack = [c for i, c in enumerate(command.children) if command.field_name_for_child(i) == "argument"]
+    while stack:
+        node = stack.pop()
+        if node.type == "special_variable_name" and script.text(node) in ("@", "*"):
+            return True
+        stack.extend(node.children)
+    return False
+
+
+def _count_use(uses: _ArgumentUses, in_function: bool, n: int) -> None:
+    if in_function:
+        uses.functions = max(uses.functions, n)
+    else:
+        uses.script = max(uses.script, n)
+
+
+def _positional_use(script: Script, node) -> int:
+    """`$2`, `${2}`, `${2:?}`: 2, a use of the second argument (a default, `${2:-x}`, says it
+    need not be given); else 0."""
     named = [c for c in node.children if c.type == "variable_name"]
     if not named or not script.text(named[0]).isdigit():
-        return
+        return 0
     n = int(script.text(named[0]))
     ops = [script.text(c) for c in node.children if not c.is_named and script.text(c) in DEFAULT_OPS]
-    if 0 < n <= 9 and (not ops or ops[0] in (":?", "?")):
-        result.arguments = max(result.arguments, n)
+    return n if 0 < n <= 9 and (not ops or ops[0] in (":?", "?")) else 0
 
 
 # `[ $# -lt N ]`, `(( $# < N ))`: the arguments a use of the script gives, for each comparison
@@ -153,17 +191,17 @@ _COUNT_NEEDED = {"-lt": 0, "<": 0, "-ne": 0, "!=": 0, "-eq": 0, "==": 0, "=": 0,
 _COUNT_NEEDED |= {"-gt": 1, ">": 1, "-le": 1, "<=": 1}
 
 
-def _argument_count_test(script: Script, node, result: Scan) -> None:
+def _argument_count_test(script: Script, node) -> int:
+    """The arguments a `$#` comparison asks for; 0 for any other expression."""
     left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
     op = node.child_by_field_name("operator")
     ops = [script.text(op)] if op is not None else [script.text(c) for c in node.children if not c.is_named]
     if left is None or right is None or not ops or ops[0] not in _COUNT_NEEDED:
-        return
+        return 0
     if script.text(left).strip('"') != "$#" or not script.text(right).strip('"').isdigit():
-        return
+        return 0
     needed = int(script.text(right).strip('"')) + _COUNT_NEEDED[ops[0]]
-    if 0 < needed <= 9:
-        result.arguments = max(result.arguments, needed)
+    return needed if 0 < needed <= 9 else 0
 
 
 def _tested(result: Scan, name: str, literal: str | None, presence: bool = False) -> None:
@@ -177,8 +215,9 @@ def _tested(result: Scan, name: str, literal: str | None, presence: bool = False
         values.append(literal)
 
 
-def _maybe_source(script: Script, node, result: Scan, depth: int, seen: set, read_file) -> None:
-    """Follow `source FILE` and a script started as a program (`bash FILE`, `./FILE.sh`)."""
+def _maybe_source(script: Script, node, result: Scan, depth: int, seen: set, read_file, uses, in_function) -> None:
+    """Follow `source FILE` and a script started as a program (`bash FILE`, `./FILE.sh`; its `$1`,
+    `$#` are then those the command gives it, as a function's are)."""
     name = node.child_by_field_name("name")
     if name is None:
         return
@@ -187,9 +226,9 @@ def _maybe_source(script: Script, node, result: Scan, depth: int, seen: set, rea
     while words and words[0] in ("exec", "nohup", "command", "time"):
         words = words[1:]
     if words and words[0] in ("bash", "sh"):
-        words = [w for w in words[1:] if w is None or not w.startswith("-")]
+        words, in_function = [w for w in words[1:] if w is None or not w.startswith("-")], True
     elif words and words[0] is not None and (words[0].endswith(".sh") or words[0].startswith("./")):
-        pass
+        in_function = True
     elif words and words[0] in ("source", "."):
         words = words[1:]
     else:
@@ -206,7 +245,7 @@ def _maybe_source(script: Script, node, result: Scan, depth: int, seen: set, rea
     data = read_file(path)
     if data is None:
         return
-    _scan_into(parse_script(path, data), result, True, depth + 1, seen, read_file)
+    _scan_into(parse_script(path, data), result, True, depth + 1, seen, read_file, uses, in_function)
 
 
 def dimensions(info: Scan) -> list[Dimension]:
