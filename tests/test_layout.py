@@ -186,3 +186,15 @@ def test_render_summary_is_comments(capsys):
         "fit: the engine queues the rest)",
     ]
     assert all(ln.startswith("#") for ln in out.splitlines() if ln and not ln.startswith(("python3", "    ")))
+
+
+def test_a_launchs_layout_is_worked_out_once_for_the_rules_that_read_it(capsys, monkeypatch):
+    """model-shape and memory-estimate both read the launch's layout: one working-out a launch,
+    the same findings as before (a warning of memory-estimate on this script)."""
+    from verl_preflight import layout
+
+    views = []
+    real = layout.launch_layout
+    monkeypatch.setattr(layout, "launch_layout", lambda view, opts: views.append(view) or real(view, opts))
+    assert [(f["rule"], f["severity"]) for f in findings(capsys, NO_CPU_OPTIMIZER)] == [("memory-estimate", "warning")]
+    assert len(views) == 1

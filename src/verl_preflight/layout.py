@@ -906,12 +906,18 @@ def model_shape(view, opts) -> Shape | None:
 
 def known_layout(view, opts) -> LaunchLayout | None:
     """The launch's layout when its model's shape is known (a rule has nothing to say
-    otherwise); None when there is no shape or --model-config cannot be read."""
+    otherwise); None when there is no shape or --model-config cannot be read. Worked out once
+    a launch and options: model-shape and memory-estimate both read it, neither changes it."""
+    kept = getattr(view, "_known_layout", None)
+    if kept is not None and kept[0] is opts:
+        return kept[1]
     try:
         layout = launch_layout(view, opts)
     except ModelConfigError:
-        return None
-    return layout if layout.shape is not None else None
+        layout = None
+    layout = layout if layout is not None and layout.shape is not None else None
+    view._known_layout = (opts, layout)
+    return layout
 
 
 def launch_layout(view, opts) -> LaunchLayout:
