@@ -485,3 +485,15 @@ def test_a_word_of_text_alone_is_expanded_once_and_its_work_counted_each_time(mo
     assert texts.count(("concatenation",)) == 1  # the brace word: expanded on its first pass only
     assert texts.count(("string",)) == 4  # "$i": each pass
     assert allowance.work >= 4 * once.work  # and the text's work counted on every pass
+
+
+def test_a_commands_words_are_read_once_a_script_and_its_notes_given_each_time(monkeypatch):
+    from verl_preflight.shell import commands
+
+    read = []
+    real = commands.word_groups
+    monkeypatch.setattr(commands, "word_groups", lambda *a, **k: read.append(a[0]) or real(*a, **k))
+    outcome, _ = only('for i in 1 2 3; do probe a \\ #b "$i"; done')
+    assert outcome.launches == [["a", " #b", str(i)] for i in (1, 2, 3)]
+    assert len(read) == 1  # the command's words, read from the source on its first pass only
+    assert [n.loc.line for n in outcome.notes if n.kind == NoteKind.ESCAPED_BLANK] == [1, 1, 1]

@@ -19,6 +19,14 @@ from .shell.words import Field, join_pieces
 from .values import Loc
 
 _PYTHON = re.compile(r"^(python[0-9.]*|pypy[0-9.]*|torchrun)$")
+
+
+def _runs_python(text: str) -> bool:
+    """`python3`, `/usr/bin/python3.11`, `torchrun`: a word that starts Python (asked of every
+    word of every command a script runs: the substrings first, the name's pattern only then)."""
+    return ("py" in text or "torchrun" in text) and _PYTHON.match(os.path.basename(text)) is not None
+
+
 _NOT_LAUNCHERS = {
     "echo",
     "printf",
@@ -82,7 +90,7 @@ def find_entry(argv: list[Field]) -> int | None:
         if text is None:
             saw_launcher = saw_launcher or i == 0
             continue
-        if _PYTHON.match(os.path.basename(text)):
+        if _runs_python(text):
             saw_launcher = True
             continue
         if not saw_launcher:
@@ -121,7 +129,8 @@ def other_program(argv: list[Field]) -> str | None:
     """A command that runs Python (python3, torchrun) but no verl entry point: its first two
     words, as said in a note (`python3 my_app.py`); None for anything else."""
     for i, f in enumerate(argv):
-        if f.value is not None and _PYTHON.match(os.path.basename(f.value)):
+        text = f.value
+        if text is not None and _runs_python(text):
             return " ".join(w.display for w in argv[i : i + 2]) if find_entry(argv) is None else None
     return None
 

@@ -64,6 +64,11 @@ def _is_shell_script(path: str) -> bool:
     return first.startswith(b"#!") and first.rstrip().split(b"/")[-1].split(b" ")[-1] in (b"bash", b"sh")
 
 
+def _hash_after_escaped_blank(word: list, source: bytes) -> bool:
+    first = next(n for n in word if not isinstance(n, str))
+    return isinstance(word[0], str) and source[first.start_byte : first.start_byte + 1] == b"#"
+
+
 class Commands:
     """Expands and runs simple commands."""
 
@@ -71,30 +76,16 @@ class Commands:
         self.i = interp
 
     def x_command(self, node, st, depth, in_cond):
-        flat = []
-        for c in node.children:
-            if c.type in _REDIRECTS or c.type == "comment" or c.end_byte == c.start_byte:
-                continue
-            if c.type == "command_name":
-                flat.extend(x for x in c.children if x.end_byte > x.start_byte)
-            else:
-                flat.append(c)
-        assigns, words = [], []
-        for group in word_groups(flat, self.i.script.source):
-            if not words and group[0].type == "variable_assignment":
-                assigns.append(group)
-            else:
-                words.append(with_escaped_blanks(group, self.i.script.source))
-                self._note_hash_after_escaped_blank(words[-1], st)
+        assigns, words, hashed, last_word = self._words(node)
+        for word in hashed:
+            self._note_hash_after_escaped_blank(word, st)
         argv = self.i.expander.expand_words(words, st, "a command")  # past MAX_ELEMENTS: not run (ControlFlow)
         if not argv:
             for group in assigns:
                 self.i.variables.assign_node(group[0], st, extra=group[1:])
             st.status = 0
             return [st]
-        last = [n for n in words[-1] if not isinstance(n, str)]
-        last_word = self.i.script.source[last[0].start_byte : last[-1].end_byte].decode("utf-8", "replace")
-        last_word = self._escaped_blank_at_end(last[-1].end_byte, argv, last_word, st)
+        last_word = self._escaped_blank_at_end(words[-1][-1].end_byte, argv, last_word, st)
         if self.i.ctx.forwarding:  # eval of a command string that ends with the script's arguments
             last_word = '"$@"'
         return self.run_command(node, argv, st, depth, last_word, assigns)
@@ -116,12 +107,41 @@ class Commands:
                 self.i.variables.assign_node(group[0], scope, extra=group[1:], attrs={"exported": True})
         return {name: var for name, var in scope.vars.items() if var.exported}
 
+    def _words(self, node) -> tuple:
+        """(its `NAME=value` prefixes, its words, those of them that start with an escaped blank
+        and a `#`, its last word's text) of a command: read from the source once a script (kept
+        on its Script), the same in every state and path."""
+        script = self.i.script
+        key = (node.type, node.start_byte, node.end_byte)
+        kept = script.command_words.get(key)
+        if kept is not None:
+            return kept
+        flat = []
+        for c in node.children:
+            if c.type in _REDIRECTS or c.type == "comment" or c.end_byte == c.start_byte:
+                continue
+            if c.type == "command_name":
+                flat.extend(x for x in c.children if x.end_byte > x.start_byte)
+            else:
+                flat.append(c)
+        assigns, words = [], []
+        for group in word_groups(flat, script.source):
+            if not words and group[0].type == "variable_assignment":
+                assigns.append(group)
+            else:
+                words.append(with_escaped_blanks(group, script.source))
+        hashed = [w for w in words if _hash_after_escaped_blank(w, script.source)]
+        last = [n for n in words[-1] if not isinstance(n, str)] if words else []
+        last_word = script.source[last[0].start_byte : last[-1].end_byte].decode("utf-8", "replace") if last else ""
+        kept = script.command_words[key] = (assigns, words, hashed, last_word)
+        return kept
+
     def _note_hash_after_escaped_blank(self, word: list, st: State) -> None:
         """`a=1 \\ #b`: the `#` right after an escaped blank starts no comment (the word, from
         with_escaped_blanks, is ' #b'): say so at the backslash, since it is surely a mistake."""
         source = self.i.script.source
         first = next(n for n in word if not isinstance(n, str))
-        if isinstance(word[0], str) and source[first.start_byte : first.start_byte + 1] == b"#":
+        if _hash_after_escaped_blank(word, source):
             m = escaped_blanks_before(source, first.start_byte)
             self.i.note(
                 st,

@@ -232,11 +232,13 @@ class Expander:
         out: list[Field] = []
         ifs = self.ifs(st)
         for group in words:
-            first = next(n for n in group if not isinstance(n, str))
-            loc = self.host.script.loc(first)
-            out.extend(self._static(group, ifs, lambda: self.word_fields(self.group_chunks(group, st), ifs, loc)))
+            out.extend(self._static(group, ifs, lambda: self._fields(group, st, ifs)))
             within_elements(what, len(out), "words")
         return out
+
+    def _fields(self, group: list, st: State, ifs: str) -> list[Field]:
+        loc = self.host.script.loc(next(n for n in group if not isinstance(n, str)))  # its first node's
+        return self.word_fields(self.group_chunks(group, st), ifs, loc)
 
     def _static(self, group: list, how, expand):
         """`expand()` of the word `group` (`how`: IFS for its fields, None for one field). A word

@@ -40,6 +40,7 @@ class Script:
     _starts: list[int] | None = field(default=None, repr=False)  # the byte offset where each line starts
     _cols: dict = field(default_factory=dict, repr=False)  # row -> how its byte columns become characters
     static_words: dict = field(default_factory=dict, repr=False)  # expand.Expander's memo of static words
+    command_words: dict = field(default_factory=dict, repr=False)  # commands.Commands' memo of a command's words
 
     @property
     def root(self):

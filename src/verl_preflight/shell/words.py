@@ -68,14 +68,22 @@ class Field:
 
     @property
     def known(self) -> bool:
-        return all(isinstance(p, str) for p in self.pieces)
+        for p in self.pieces:
+            if not isinstance(p, str):
+                return False
+        return True
 
     @property
     def value(self) -> str | None:
-        """The text when fully known, else None."""
+        """The text when fully known, else None (asked of every word of every command: a field of
+        one piece, as join_pieces makes known text, is answered first)."""
+        pieces = self.pieces
+        if len(pieces) == 1:
+            only = pieces[0]
+            return only if isinstance(only, str) else None
         if not self.known:
             return None
-        return "".join(self.pieces)  # type: ignore[arg-type]
+        return "".join(pieces)  # type: ignore[arg-type]
 
     @property
     def display(self) -> str:
