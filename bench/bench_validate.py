@@ -105,6 +105,13 @@ def _env(tmp: str) -> dict:
     return env
 
 
+def forget_scripts(env: dict) -> None:
+    """The cache in `env` without its scripts' results and reports: what stays is this machine's
+    (the compositions, the facts of verl's code), as for scripts it has not checked yet."""
+    for scripts_only in ("results", "reports"):
+        shutil.rmtree(os.path.join(env["XDG_CACHE_HOME"], "verl-preflight", scripts_only), ignore_errors=True)
+
+
 def worst_script(files: list[str], config: str | None) -> tuple[float, str]:
     """The slowest single script, checked in-process with no cache (evaluation + checks, no start-up)."""
     sys.path.insert(0, os.path.join(ROOT, "src"))
@@ -135,9 +142,7 @@ def tree_rows(name: str, top: str, config: str | None, shellcheck: str | None) -
         for n in range(REPEAT):
             env = _env(os.path.join(tmp, f"run{n}"))  # an empty cache for each cold run
             cold = min(cold, timed(cmd, env)[0])
-            folder = os.path.join(env["XDG_CACHE_HOME"], "verl-preflight")
-            for kept_only in ("results", "reports"):  # the scripts new, this machine's compositions and facts kept
-                shutil.rmtree(os.path.join(folder, kept_only), ignore_errors=True)
+            forget_scripts(env)  # the scripts new, this machine's compositions and facts kept
             kept = min(kept, timed(cmd, env)[0])
             warm = min(warm, timed(cmd, env)[0])
             with open(files[len(files) // 2], "a", encoding="utf-8") as fh:
@@ -201,13 +206,11 @@ def one_file_rows(shellcheck: str | None) -> list[tuple[str, str]]:
     tree checked once before, results and reports removed), warm, and re-checked in-process."""
     with tempfile.TemporaryDirectory() as tmp:
         env = _env(tmp)
-        cache = os.path.join(env["XDG_CACHE_HOME"], "verl-preflight")
         timed([sys.executable, TOOL, "--format", "json", os.path.dirname(REFERENCE)], env)  # compositions, facts
         cmd = [sys.executable, TOOL, REFERENCE]
         cold = warm = sc = float("inf")
         for _ in range(REPEAT):
-            for kept in ("results", "reports"):
-                shutil.rmtree(os.path.join(cache, kept), ignore_errors=True)
+            forget_scripts(env)
             cold = min(cold, timed(cmd, env)[0])
             timed(cmd, env)  # its report kept
             warm = min(warm, timed(cmd, env)[0])

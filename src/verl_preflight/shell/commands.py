@@ -64,11 +64,6 @@ def _is_shell_script(path: str) -> bool:
     return first.startswith(b"#!") and first.rstrip().split(b"/")[-1].split(b" ")[-1] in (b"bash", b"sh")
 
 
-def _hash_after_escaped_blank(word: list, source: bytes) -> bool:
-    first = next(n for n in word if not isinstance(n, str))
-    return isinstance(word[0], str) and source[first.start_byte : first.start_byte + 1] == b"#"
-
-
 class Commands:
     """Expands and runs simple commands."""
 
@@ -130,7 +125,10 @@ class Commands:
                 assigns.append(group)
             else:
                 words.append(with_escaped_blanks(group, script.source))
-        hashed = [w for w in words if _hash_after_escaped_blank(w, script.source)]
+        # a word after escaped blanks (its first item their text) whose own first node starts with `#`
+        hashed = [
+            w for w in words if isinstance(w[0], str) and script.source[w[1].start_byte : w[1].start_byte + 1] == b"#"
+        ]
         last = [n for n in words[-1] if not isinstance(n, str)] if words else []
         last_word = script.source[last[0].start_byte : last[-1].end_byte].decode("utf-8", "replace") if last else ""
         kept = script.command_words[key] = (assigns, words, hashed, last_word)
@@ -138,18 +136,16 @@ class Commands:
 
     def _note_hash_after_escaped_blank(self, word: list, st: State) -> None:
         """`a=1 \\ #b`: the `#` right after an escaped blank starts no comment (the word, from
-        with_escaped_blanks, is ' #b'): say so at the backslash, since it is surely a mistake."""
-        source = self.i.script.source
-        first = next(n for n in word if not isinstance(n, str))
-        if _hash_after_escaped_blank(word, source):
-            m = escaped_blanks_before(source, first.start_byte)
-            self.i.note(
-                st,
-                self.i.script.loc_at(m.start()),
-                NoteKind.ESCAPED_BLANK,
-                "a blank after this backslash: the `#` right after it starts no comment, so bash passes "
-                f"'{word[0]}#...' and the words after it on this line as arguments",
-            )
+        with_escaped_blanks, is ' #b', one of _words' `hashed`): say so at the backslash, since it is
+        surely a mistake."""
+        m = escaped_blanks_before(self.i.script.source, word[1].start_byte)
+        self.i.note(
+            st,
+            self.i.script.loc_at(m.start()),
+            NoteKind.ESCAPED_BLANK,
+            "a blank after this backslash: the `#` right after it starts no comment, so bash passes "
+            f"'{word[0]}#...' and the words after it on this line as arguments",
+        )
 
     def _escaped_blank_at_end(self, end: int, argv: list[Field], last_word: str, st: State) -> str:
         """`\\ ` at the end of a line: not a continuation. bash passes the escaped blank

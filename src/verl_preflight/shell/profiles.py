@@ -80,9 +80,9 @@ def _note_order(result: Scan, name: str) -> None:
 
 
 def _scan_into(
-    script: Script, result: Scan, follow: bool, depth: int, seen: set, read_file, uses, in_body=False
+    script: Script, result: Scan, follow: bool, depth: int, seen: set, read_file, uses, in_function=False
 ) -> None:
-    stack = [(script.root, in_body)]  # (node, inside a function's body)
+    stack = [(script.root, in_function)]  # (node, inside a function's body)
     while stack:
         node, in_function = stack.pop()
         t = node.type
@@ -147,13 +147,15 @@ def _scan_into(
                 name = variable_of(script, node.children[-1])
                 if name:
                     _tested(result, name, None, presence=True)
-        elif t == "command" and follow and depth < 4:
-            _maybe_source(script, node, result, depth, seen, read_file, uses, in_function)
-        if t == "function_definition" and node.child_by_field_name("name") is not None:
-            uses.defined.add(script.text(node.child_by_field_name("name")))
-        elif t == "command" and not in_function and _hands_on_arguments(script, node):
-            uses.handed.add(script.text(node.child_by_field_name("name") or node))
-        in_function = in_function or t == "function_definition"
+        elif t == "command":
+            if follow and depth < 4:
+                _maybe_source(script, node, result, depth, seen, read_file, uses, in_function)
+            if not in_function and _hands_on_arguments(script, node):
+                uses.handed.add(script.text(node.child_by_field_name("name") or node))
+        elif t == "function_definition":
+            in_function = True
+            if node.child_by_field_name("name") is not None:
+                uses.defined.add(script.text(node.child_by_field_name("name")))
         stack.extend((c, in_function) for c in reversed(node.children))
 
 
