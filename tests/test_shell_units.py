@@ -261,6 +261,42 @@ def test_test_on_an_unknown_variable_assumes_each_side():
     assert sorted(o.launches[0][0] for o in outcomes) == ["fast", "other"]
 
 
+def test_paths_that_go_on_alike_are_one_path():
+    # twelve unknown checks that only print on one side: 4,096 paths if none joined, past the 64 followed
+    text = "".join(f"command -v tool{n} >/dev/null || echo missing {n}\n" for n in range(12)) + "probe end\n"
+    [outcome] = run(text, ambient={})
+    assert outcome.status == "launches" and outcome.launches == [["end"]] and outcome.assumptions == ()
+    assert not outcome.notes
+
+
+def test_paths_that_differ_stay_apart():
+    outcomes = run("command -v tool >/dev/null || X=missing\nprobe ${X-found}\n", ambient={})
+    assert sorted(o.launches[0][0] for o in outcomes) == ["found", "missing"]
+
+
+def test_a_wait_loop_is_followed_to_its_way_out():
+    # the pass that finds no GPU comes back to the loop's head as it left it: it goes on as that did
+    text = (
+        "QUEUE=(ckpt)\n"
+        "while [ ${#QUEUE[@]} -gt 0 ]; do\n"
+        "  if ! nvidia-smi >/dev/null; then sleep 30; continue; fi\n"
+        '  probe "${QUEUE[0]}"; QUEUE=("${QUEUE[@]:1}")\n'
+        "done\n"
+        "probe end\n"
+    )
+    [outcome] = run(text, ambient={})
+    assert outcome.status == "launches" and outcome.launches == [["ckpt"], ["end"]] and not outcome.notes
+    assert [str(a) for a in outcome.assumptions] == ["[! nvidia-smi >/dev/null] is false"]
+
+
+def test_a_loop_with_no_way_out_never_ends():
+    [outcome] = run("while true; do sleep 10; done\nprobe never\n", ambient={})
+    assert outcome.status == "incomplete" and outcome.launches == []
+    assert [n.message for n in outcome.notes if n.kind == NoteKind.BUDGET] == [
+        "cannot follow the script here: loop never ends: each pass comes back to the same state"
+    ]
+
+
 # ---- control flow ---------------------------------------------------------------
 FLOW = [
     ("and-or", "false && probe no || probe yes", [["yes"]]),

@@ -56,7 +56,7 @@ class ControlFlow:
                     nxt.append(st)
                 else:
                     nxt.extend(self.exec(node, st, depth))
-            states = self.cap(nxt, node)
+            states = self.cap(State.joined(nxt) if len(nxt) > 1 else nxt, node)
         return states
 
     def cap(self, states: list[State], node) -> list[State]:
@@ -376,7 +376,14 @@ class Loops:
         label = self.i.flow.condition_label(cond_nodes[-1]) if cond_nodes else None
         states = [st]
         done = []
+        seen: list = []  # the paths that came to the loop's head: one there again goes on as it did
+        again: list = []  # those that came back to it as they were
         for iteration in range(self.i.ctx.budget.loop_iterations):
+            new: list = []
+            for s in states:
+                (again if any(s.same_path(other) for other in seen) else new).append(s)
+            states = new
+            seen.extend(s.fork() for s in states)
             nxt = []
             for s, ok in [pair for s0 in states for pair in self.i.flow.cond_seq(cond_nodes, s0, depth)]:
                 if s.flow:
@@ -391,6 +398,11 @@ class Loops:
                 for r in self.i.flow.exec(body, s, depth):
                     nxt.extend(self._loop_flow(r, done))
             states = self.i.flow.cap(nxt, node)
+            if not states and not done and again:  # no way out: each pass comes back as it was
+                return [
+                    self.i.give_up(s, node, "loop never ends: each pass comes back to the same state")
+                    for s in State.joined(again)
+                ]
             if not states:
                 return done
         for s in states:

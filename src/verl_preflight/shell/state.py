@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from operator import attrgetter
 
 from . import limits
 from .words import Field, Unknown
@@ -142,6 +143,25 @@ class State:
             ended=self.ended,
         )
 
+    def same_path(self, other: State) -> bool:
+        """Whether the two go on alike: neither has left the sequence it is in, and they hold the
+        same in all but their assumptions."""
+        return self.flow is None and other.flow is None and _path(self) == _path(other)
+
+    @staticmethod
+    def joined(states: list) -> list:
+        """`states` with the paths that go on alike as one, labelled with the assumptions they
+        share (as the outcomes that end alike are, profiles._merge_forks)."""
+        out: list = []
+        for st in states:
+            kept = next((k for k in out if k.same_path(st)), None) if st.flow is None else None
+            if kept is None:
+                out.append(st)
+            else:
+                shared = set(st.assumptions)
+                kept.assumptions = tuple(a for a in kept.assumptions if a in shared)
+        return out
+
     def assume(self, assumption) -> State:
         self.assumptions = self.assumptions + (assumption,)
         return self
@@ -159,6 +179,9 @@ class State:
         frame = self.locals_stack[-1]
         if name not in frame:
             frame[name] = self.vars.get(name)
+
+
+_path = attrgetter(*(f.name for f in fields(State) if f.name not in ("flow", "assumptions")))
 
 
 def scalar_of(var: Var | None) -> Field | None:
