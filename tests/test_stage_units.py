@@ -382,3 +382,60 @@ def test_a_statement_parsed_alone_is_the_statement_the_whole_module_gives(tmp_pa
             if isinstance(node, ast.FunctionDef | ast.ClassDef | ast.If | ast.Assign):
                 got = statement_at(Span.of(module, node))
                 assert ast.dump(got, include_attributes=True) == ast.dump(node, include_attributes=True), (module, node.lineno)
+
+
+OVERRIDE_TEXTS = [
+    "trainer.total_epochs=3",
+    "+actor_rollout_ref.actor.megatron.override_transformer_config.recompute_method=uniform",
+    "++data.max_prompt_length=1024",
+    "a.b=",
+    "a.b=null",
+    "a.b=1e-6",
+    "a.b=-1_000",
+    "a.b=0123",
+    "a.b=inf",
+    "a.b=True",
+    "a.b='x y'",
+    'a.b="it\'s"',
+    "a.b=[a,{b:1},[]]",
+    "a.b={x:1,y:[2,3]}",
+    "a.b=${oc.env:HOME}/ckpt",
+    "a.b=$HOME/data",
+    "a.b=x=y",
+    "a.b=\\,x",
+    "a.b= 1",
+    "a.b=1 ",
+    "a.b=1,2",
+    "a.b=choice(1,2)",
+    "a.b=range(3)",
+    "a.b=int(3.5)",
+    "a.b=}",
+    "a.b=<path>",
+    "a.b=qwen3_4b_grpo_8npu}",
+    "a.b=[1,2",
+    "a.b=ünïcode",
+]
+
+
+@pytest.mark.parametrize("text", OVERRIDE_TEXTS)
+def test_an_override_with_a_plain_key_parses_as_hydra_parses_it_whole(text):
+    from verl_preflight.hydra_stage import grammar
+
+    assert grammar.parse_all([text], {}) == [grammar.parse_one(text)]
+
+
+def test_a_value_is_parsed_once_whatever_key_it_is_given_to(monkeypatch):
+    from verl_preflight.hydra_stage import grammar
+
+    parsed = []
+    real = grammar.parse_one
+    monkeypatch.setattr(grammar, "_by_value", {})
+    monkeypatch.setattr(grammar, "parse_one", lambda text: parsed.append(text) or real(text))
+    records = grammar.parse_all(["a.b=[1,2]", "+c.d=[1,2]", "e=[1,2]", "a.b@pkg=[1,2]"], {})
+    assert parsed == ["k=[1,2]", "a.b@pkg=[1,2]"]  # a key of another form is parsed whole
+    assert [(r["kind"], r["key"], r["value"]) for r in records] == [
+        ("change", "a.b", [1, 2]),
+        ("add", "c.d", [1, 2]),
+        ("change", "e", [1, 2]),
+        ("change", "a.b", [1, 2]),
+    ]

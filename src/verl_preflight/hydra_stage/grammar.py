@@ -6,6 +6,8 @@ run does not need to load Hydra's ANTLR parser at all.
 
 from __future__ import annotations
 
+import re
+
 _PARSER = None
 
 # Hydra's grammar is asked about an override whose value is partly unknown with this in place of
@@ -115,13 +117,36 @@ def _first_line(text: str) -> str:
     return text.strip()
 
 
+# `key=value`, `+key=value`, `++key=value` with a plain dotted key. Hydra's lexer reads what follows
+# the first `=` in a mode of its own (VALUE_MODE of OverrideLexer.g4), so the value parses alike
+# whatever the key: its record is parsed once per value text, and the key's part is this match's.
+_PLAIN_KEY = re.compile(r"(\+\+|\+)?([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)=(.*)", re.S)
+_KINDS = {None: "change", "+": "add", "++": "force_add"}
+_by_value: dict = {}  # value text -> the record of `k=<value>`, for this process
+
+
+def _with_plain_key(text: str) -> dict | None:
+    """The record of `text` from the parse of its value alone; None when that is not certain to
+    be Hydra's (another form of key, or a value Hydra refuses: its message names the override)."""
+    match = _PLAIN_KEY.fullmatch(text)
+    if match is None:
+        return None
+    prefix, key, value = match.groups()
+    base = _by_value.get(value)
+    if base is None:
+        base = _by_value[value] = parse_one("k=" + value)
+    if not base["ok"] or base["sweep"]:
+        return None
+    return {**base, "kind": _KINDS[prefix], "key": key, "line": text}
+
+
 def parse_all(texts, memo: dict) -> list[dict]:
     """Parse each override, reusing and filling `memo` (the cache's table)."""
     out = []
     for text in texts:
         rec = memo.get(text)
         if rec is None:
-            rec = parse_one(text)
+            rec = _with_plain_key(text) or parse_one(text)
             memo[text] = rec
         out.append(rec)
     return out
