@@ -355,6 +355,7 @@ PROFILES = [
     ("test without default", 'if [ "$E" = x ]; then :; fi', {"E": [None, "x"]}),
     ("only the default", 'F=${F:-true}; if [ "$F" = true ]; then :; fi', {"F": ["true", "false"]}),
     ("assigned is no input", "G=a; case $G in a) ;; b) ;; esac", {}),
+    ("a loop's variable is no input", 'for E in vllm sglang; do [ "$E" = vllm ] && :; done', {}),
     ("alias", 'A=${B:-x}; [ "$A" = y ]', {"B": ["x", "y"]}),
     ("single literal default", 'H=${H:-fsdp}; [ "$H" = fsdp ]', {"H": ["fsdp", OTHER]}),
 ]

@@ -117,6 +117,10 @@ def _scan_into(
                     src = variable_of(script, value)
                     if src is not None and src != name:
                         result.aliases.setdefault(name, src)
+        elif t == "for_statement":  # `for NAME in ...`: the loop assigns NAME, as `NAME=...` does
+            variable = node.child_by_field_name("variable")
+            if variable is not None:
+                result.assigned.add(script.text(variable))
         elif t == "case_statement":
             subject = node.child_by_field_name("value")
             name = variable_of(script, subject) if subject is not None else None
