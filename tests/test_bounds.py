@@ -498,3 +498,17 @@ def test_a_commands_words_are_read_once_a_script_and_its_notes_given_each_time(m
     assert outcome.launches == [["a", " #b", str(i)] for i in (1, 2, 3)]
     assert len(read) == 1  # the command's words, read from the source on its first pass only
     assert [n.loc.line for n in outcome.notes if n.kind == NoteKind.ESCAPED_BLANK] == [1, 1, 1]
+
+
+def test_a_loop_compares_each_pass_with_the_one_before_only(monkeypatch):
+    # a loop whose state changes every pass: finding a pass that came back unchanged costs the
+    # same on each pass, not a look at every pass before it
+    from verl_preflight.shell.state import State
+
+    compared = []
+    real = State.same_path
+    monkeypatch.setattr(State, "same_path", lambda self, other: compared.append(1) or real(self, other))
+    passes = 2_000
+    outcome, _ = only(f"i=0\nwhile [ $i -lt {passes} ]; do i=$((i + 1)); done\nprobe $i\n")
+    assert outcome.launches == [[str(passes)]]
+    assert len(compared) <= 2 * passes

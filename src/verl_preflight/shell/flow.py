@@ -376,14 +376,14 @@ class Loops:
         label = self.i.flow.condition_label(cond_nodes[-1]) if cond_nodes else None
         states = [st]
         done = []
-        seen: list = []  # the paths that came to the loop's head: one there again goes on as it did
+        before: list = []  # the paths at the loop's head one pass ago: one there again goes on as it did
         again: list = []  # those that came back to it as they were
         for iteration in range(self.i.ctx.budget.loop_iterations):
             new: list = []
             for s in states:
-                (again if any(s.same_path(other) for other in seen) else new).append(s)
+                (again if any(s.same_path(other) for other in before) else new).append(s)
             states = new
-            seen.extend(s.fork() for s in states)
+            before = [s.fork() for s in states]
             nxt = []
             for s, ok in [pair for s0 in states for pair in self.i.flow.cond_seq(cond_nodes, s0, depth)]:
                 if s.flow:
