@@ -33,6 +33,7 @@ caches, as the language server does: its first check and a check after an edit o
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -114,13 +115,25 @@ def forget_scripts(env: dict) -> None:
         shutil.rmtree(os.path.join(env["XDG_CACHE_HOME"], "verl-preflight", scripts_only), ignore_errors=True)
 
 
+@contextlib.contextmanager
+def cache_of(env: dict):
+    """This process checks with the cache folder of `env` while in the block."""
+    before = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = env["XDG_CACHE_HOME"]
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("XDG_CACHE_HOME", None)
+        else:
+            os.environ["XDG_CACHE_HOME"] = before
+
+
 def worst_script(files: list[str], config: str | None, env: dict) -> tuple[float, str]:
     """The slowest single script, checked in-process (evaluation + checks, no start-up) with the
     compositions and facts of verl's code of the cache in `env` (as for one file cold), no result."""
     sys.path.insert(0, os.path.join(ROOT, "src"))
-    before = os.environ.get("XDG_CACHE_HOME")
-    os.environ["XDG_CACHE_HOME"] = env["XDG_CACHE_HOME"]
-    try:
+    with cache_of(env):
         from verl_preflight.hydra_stage.tree import ConfigCache, ConfigCaches, locate
         from verl_preflight.rules.schema import load_schema
         from verl_preflight.validate import Options, validate_script
@@ -133,11 +146,6 @@ def worst_script(files: list[str], config: str | None, env: dict) -> tuple[float
             validate_script(path, cache, opts)
             worst = max(worst, (time.perf_counter() - start, path))
         return worst
-    finally:
-        if before is None:
-            os.environ.pop("XDG_CACHE_HOME", None)
-        else:
-            os.environ["XDG_CACHE_HOME"] = before
 
 
 def tree_rows(name: str, top: str, config: str | None, shellcheck: str | None) -> list[tuple[str, str]]:
@@ -229,15 +237,8 @@ def one_file_rows(shellcheck: str | None) -> list[tuple[str, str]]:
             timed(cmd, env)  # its report kept
             warm = min(warm, timed(cmd, env)[0])
             sc = min(sc, timed([shellcheck, "-S", "warning", REFERENCE])[0]) if shellcheck else float("nan")
-        before = os.environ.get("XDG_CACHE_HOME")
-        os.environ["XDG_CACHE_HOME"] = env["XDG_CACHE_HOME"]  # the cache just filled, not the user's
-        try:
+        with cache_of(env):  # the cache just filled, not the user's
             first, again = in_process_recheck(REFERENCE)
-        finally:
-            if before is None:
-                os.environ.pop("XDG_CACHE_HOME", None)
-            else:
-                os.environ["XDG_CACHE_HOME"] = before
     name = os.path.relpath(REFERENCE, ROOT)
     return [
         (f"one file ({name}): shellcheck", f"{sc:.2f} s"),

@@ -97,6 +97,13 @@ class Assumption:
         return {"subject": self.subject, "relation": self.relation, "values": list(self.values)}
 
 
+def shared_assumptions(first: tuple, other: tuple) -> tuple:
+    """The assumptions of `first` that `other` holds too, in `first`'s order: what two paths (or
+    outcomes) that go on alike are labelled with once they are one."""
+    held = set(other)
+    return tuple(a for a in first if a in held)
+
+
 @dataclass(frozen=True, slots=True)
 class Profile:
     """One environment a script was evaluated in: the switches' values (None: unset)

@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass, field
 
 from ..source import reader
-from ..values import OTHER
+from ..values import OTHER, shared_assumptions
 from . import covering
 from .nodes import DEFAULT_OPS, static_text, variable_of
 from .parse import Script, parse_script
@@ -503,7 +503,7 @@ def _merge_forks(outcomes: list, launch_key) -> list:
             by_key[key] = o
             out.append(o)
             continue
-        first.assumptions = tuple(a for a in first.assumptions if a in o.assumptions)
+        first.assumptions = shared_assumptions(first.assumptions, o.assumptions)
         first.notes = first.notes + [n for n in o.notes if n not in first.notes]
     return out
 

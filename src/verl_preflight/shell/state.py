@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
 
+from ..values import shared_assumptions
 from . import limits
 from .words import Field, Unknown
 
@@ -151,15 +152,18 @@ class State:
     @staticmethod
     def joined(states: list) -> list:
         """`states` with the paths that go on alike as one, labelled with the assumptions they
-        share (as the outcomes that end alike are, profiles._merge_forks)."""
+        share (as the outcomes that end alike are, profiles._merge_forks). Each path's state is
+        read once: a list of them is compared pairwise."""
         out: list = []
+        held: list = []  # what each path of `out` holds but its assumptions; None once it has left
         for st in states:
-            kept = next((k for k in out if k.same_path(st)), None) if st.flow is None else None
+            path = _path(st) if st.flow is None else None
+            kept = next((out[i] for i, h in enumerate(held) if path is not None and h == path), None)
             if kept is None:
                 out.append(st)
+                held.append(path)
             else:
-                shared = set(st.assumptions)
-                kept.assumptions = tuple(a for a in kept.assumptions if a in shared)
+                kept.assumptions = shared_assumptions(kept.assumptions, st.assumptions)
         return out
 
     def assume(self, assumption) -> State:
