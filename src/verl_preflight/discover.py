@@ -41,39 +41,67 @@ def discover(paths, excludes=(), notes: list | None = None) -> list[str]:
 
 
 def _walk(top: str, seen: set, excludes, notes: list) -> list[str]:
-    out = []
-    visited_dirs: set[str] = set()
+    """The *.sh files below `top`, as os.walk(top, followlinks=True) visits them: a folder's
+    own files before its subfolders, each in name order. A path's real path is its folder's
+    real path and its name unless it is a link (only a link is resolved with realpath)."""
+    out: list[str] = []
+    visited: set[str] = set()
     tree = os.path.realpath(top)
-    for dirpath, dirnames, filenames in os.walk(top, followlinks=True):
-        real = os.path.realpath(dirpath)
-        if real in visited_dirs:
-            dirnames[:] = []
-            continue
-        visited_dirs.add(real)
-        kept = []
-        for d in sorted(dirnames):
-            full = os.path.join(dirpath, d)
-            if d.startswith(".") or _excluded(full, excludes):
+
+    def visit(dirpath: str, real: str) -> None:
+        if real in visited:
+            return
+        visited.add(real)
+        try:
+            with os.scandir(dirpath) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError:
+            return  # as os.walk: a folder that cannot be listed is left out
+        folders = []
+        for entry in entries:
+            if not _is_dir(entry) or entry.name.startswith("."):
                 continue
-            target = os.path.realpath(full)
-            if os.path.islink(full) and not under(target, tree):
-                notes.append(f"{full}: note: not followed: a symlink to {target}, outside {top} "
-                             "(give it as a path to check it)")
-                continue
-            kept.append(d)
-        dirnames[:] = kept
-        for name in sorted(filenames):
-            if not name.endswith(".sh"):
-                continue
-            full = os.path.join(dirpath, name)
+            full = os.path.join(dirpath, entry.name)
             if _excluded(full, excludes):
                 continue
-            real_file = os.path.realpath(full)
-            if real_file in seen or not os.path.isfile(full):
+            target = os.path.realpath(full) if entry.is_symlink() else os.path.join(real, entry.name)
+            if entry.is_symlink() and not under(target, tree):
+                notes.append(
+                    f"{full}: note: not followed: a symlink to {target}, outside {top} "
+                    "(give it as a path to check it)"
+                )
+                continue
+            folders.append((full, target))
+        for entry in entries:
+            if not entry.name.endswith(".sh") or _is_dir(entry):
+                continue
+            full = os.path.join(dirpath, entry.name)
+            if _excluded(full, excludes):
+                continue
+            real_file = os.path.realpath(full) if entry.is_symlink() else os.path.join(real, entry.name)
+            if real_file in seen or not _is_file(entry):
                 continue
             seen.add(real_file)
             out.append(full)
+        for full, target in folders:
+            visit(full, target)
+
+    visit(top, tree)
     return sorted(out)
+
+
+def _is_dir(entry) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def _is_file(entry) -> bool:
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
 
 
 def _excluded(path: str, excludes) -> bool:
