@@ -3,14 +3,14 @@
 Every import is counted, the ones inside functions too (read with `ast` from the sources). The
 layers, top to bottom (design.md, "Layers"):
 
-    app       cli, application, runner, parallel, result_cache, report_memo, settings, releases, discover, lsp,
-              fix_files
+    app       start, cli, application, runner, parallel, result_cache, report_memo, command_memo, settings,
+              releases, discover, lsp, fix_files
     pipeline  validate, options, results, fix, suppressions, reach, rendering
     report    report/                        formatting only
     rules     rules/                         each rule: id, doc, check or mapping, fix
     stages    target, target_config, hydra_stage/, launches, layout, memory, stack, machine (this machine's facts)
     readers   shell/ (bash only), sources/ (verl, Megatron, MindSpeed code)
-    base      values, source, edits, findings, data
+    base      values, source, config_location, edits, findings, data
 
 A module imports its own layer or a lower one; shell and sources do not import each other;
 report imports neither hydra_stage nor shell nor sources (it formats what the pipeline computed).
@@ -26,14 +26,14 @@ from conftest import ROOT
 SRC = os.path.join(ROOT, "src")
 PACKAGE = "verl_preflight"
 LAYERS = [
-    {"cli", "application", "__main__", "runner", "parallel", "result_cache", "report_memo", "settings", "releases",
-     "discover", "user_paths", "lsp", "fix_files"},
+    {"start", "cli", "application", "__main__", "runner", "parallel", "result_cache", "report_memo", "command_memo",
+     "settings", "releases", "discover", "user_paths", "lsp", "fix_files"},
     {"validate", "options", "results", "fix", "suppressions", "reach", "rendering"},
     {"report"},
     {"rules"},
     {"target", "target_config", "hydra_stage", "launches", "layout", "memory", "stack", "machine"},
     {"shell", "sources"},
-    {"values", "source", "edits", "findings", "data", "cache_files", "file_digests", "plain", "derived", "yaml_read", ""},
+    {"values", "source", "config_location", "edits", "findings", "data", "cache_files", "file_digests", "plain", "derived", "yaml_read", ""},
 ]
 NEVER = {("report", "hydra_stage"), ("report", "shell"), ("report", "sources"), ("shell", "sources"),
          ("sources", "shell")}

@@ -67,7 +67,7 @@ class ReportMemo:
 
     def get(self) -> Kept | None:
         """The kept report when every file it was made from has the same digest now."""
-        from .result_cache import current_digests
+        from .source import current_digests
 
         if self.path is None:
             return None

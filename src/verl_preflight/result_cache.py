@@ -23,7 +23,7 @@ import os
 from . import cache_files
 from .file_digests import tool_fingerprint
 from .plain import NotPlain, from_plain, to_plain
-from .source import SOURCES, digest_of, sources_digest
+from .source import SOURCES, current_digests, digest_of
 
 FORMAT = 2  # 2: plain JSON, signed (1 was pickle)
 
@@ -41,31 +41,6 @@ def options_digest(opts) -> str:
     if opts.ambient is not None:
         parts.append(f"ambient={sorted(opts.ambient.items())!r}")
     return "\n".join(parts)
-
-
-def current_digests():
-    """A function from a dependency to its digest now, each read once (many results share
-    verl's sources)."""
-    memo: dict = {}
-    return lambda dependency: _digest_now(dependency, memo)
-
-
-def _digest_now(dependency: str, memo: dict) -> str | None:
-    """A file's digest now, a config tree's (hydra_stage.tree.ConfigCache.dependency), or the
-    sources' (source.sources_dependency); `memo`: what this check already read (many results
-    share verl's sources)."""
-    if dependency in memo:
-        return memo[dependency]
-    from .hydra_stage.tree import TREE_DEPENDENCY, current_tree_hash  # (after the memo: called once a file)
-
-    if dependency.startswith(TREE_DEPENDENCY):
-        found = current_tree_hash(dependency)
-    elif dependency.startswith(SOURCES):
-        found = sources_digest(dependency, lambda p: _digest_now(p, memo))
-    else:
-        found = digest_of(dependency)
-    memo[dependency] = found
-    return found
 
 
 class ResultCache:

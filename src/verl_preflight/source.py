@@ -13,6 +13,7 @@ import re
 import stat
 from functools import lru_cache
 
+from .config_location import TREE_DEPENDENCY, current_tree_hash
 from .file_digests import file_digest
 
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
@@ -275,3 +276,26 @@ def hydra_versions() -> str:
                 pass
         out.append(f"{package}={found}")
     return ",".join(out)
+
+
+def current_digests():
+    """A function from a dependency to its digest now, each read once (many results share
+    verl's sources)."""
+    memo: dict = {}
+    return lambda dependency: _digest_now(dependency, memo)
+
+
+def _digest_now(dependency: str, memo: dict) -> str | None:
+    """A file's digest now, a config tree's (hydra_stage.tree.ConfigCache.dependency), or the
+    sources' (source.sources_dependency); `memo`: what this check already read (many results
+    share verl's sources)."""
+    if dependency in memo:
+        return memo[dependency]
+    if dependency.startswith(TREE_DEPENDENCY):
+        found = current_tree_hash(dependency)
+    elif dependency.startswith(SOURCES):
+        found = sources_digest(dependency, lambda p: _digest_now(p, memo))
+    else:
+        found = digest_of(dependency)
+    memo[dependency] = found
+    return found

@@ -1,8 +1,7 @@
 """Find verl's config tree, compose it with Hydra once per group selection, cache it.
 
-The tree comes from `--verl-config DIR`, else `VERL_CONFIG_DIR`, else the
-installed `verl` package located with importlib's find_spec (never imported:
-importing verl pulls torch and Ray). A composition is turned into a plain JSON
+Where the tree is (`--verl-config DIR`, `VERL_CONFIG_DIR`, the installed verl) is found
+by config_location.py, light to import; this module builds the ConfigSource. A composition is turned into a plain JSON
 snapshot that the fast check in hydra_stage/check.py reads; snapshots and parsed
 overrides are cached across runs in a file keyed by the tree's content hash.
 """
@@ -13,7 +12,6 @@ import contextlib
 import copy
 import functools
 import hashlib
-import importlib.util
 import json
 import os
 import re
@@ -22,15 +20,20 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from .. import cache_files
-from ..file_digests import file_digest
+from ..config_location import (  # noqa: F401 (ConfigTreeError, INSTALL_HINT, TREE_DEPENDENCY: named here too)
+    INSTALL_HINT,
+    TREE_DEPENDENCY,
+    ConfigTreeError,
+    current_tree_hash,
+    entry_root,
+    found,
+    from_dir,
+    installed_version,
+    tree_hash,
+)
 from ..source import hydra_versions, read_source
 
 CACHE_FORMAT = 5  # 5: signed with the user's key (cache_files); 4: verdicts name the problem kind
-INSTALL_HINT = "pip install --no-deps verl==0.9.1"
-
-
-class ConfigTreeError(Exception):
-    """The tool cannot find or read a verl config tree (exit status 2)."""
 
 
 @dataclass
@@ -55,36 +58,12 @@ class ConfigSource:
 
 
 def locate(explicit: str | None) -> ConfigSource:
-    if explicit:
-        return _from_dir(explicit, "--verl-config")
-    env = os.environ.get("VERL_CONFIG_DIR")
-    if env:
-        return _from_dir(env, "VERL_CONFIG_DIR")
-    try:
-        spec = importlib.util.find_spec("verl")
-    except (ImportError, ValueError):
-        spec = None
-    if spec is None or not spec.submodule_search_locations:
-        raise ConfigTreeError(
-            "no verl config tree: verl is not installed here. Install it without its heavy "
-            f"dependencies with `{INSTALL_HINT}`, or pass --verl-config DIR"
-        )
-    root = list(spec.submodule_search_locations)[0]
-    path = os.path.join(root, "trainer", "config")
-    if not os.path.isfile(os.path.join(path, "ppo_trainer.yaml")):
-        raise ConfigTreeError(f"verl at {root} has no trainer/config/ppo_trainer.yaml; `{INSTALL_HINT}`")
-    return ConfigSource(path, _installed_version(root), root, "installed")
+    """The tree of `--verl-config DIR`, else `VERL_CONFIG_DIR`, else the installed verl's."""
+    return ConfigSource(*found(explicit))
 
 
 def _from_dir(path: str, origin: str) -> ConfigSource:
-    if not os.path.isdir(path):
-        raise ConfigTreeError(f"{origin}: {path} is not a directory")
-    if not os.path.isfile(os.path.join(path, "ppo_trainer.yaml")):
-        raise ConfigTreeError(f"{origin}: {path} has no ppo_trainer.yaml (expected verl/trainer/config)")
-    abspath = os.path.abspath(path)
-    package_root = os.path.dirname(os.path.dirname(abspath))
-    version = _version_file(package_root)
-    return ConfigSource(abspath, version, package_root, origin)
+    return ConfigSource(*from_dir(path, origin))
 
 
 def _project_folders(script_path: str):
@@ -123,58 +102,6 @@ def vendored(script_path: str, module: str) -> ConfigSource | None:
 def project_holds(script_path: str, package: str) -> bool:
     """Whether the script's project (`_project_folders`) holds a top-level package folder."""
     return script_path != "-" and any(os.path.isdir(os.path.join(d, package)) for d in _project_folders(script_path))
-
-
-def _installed_version(root: str) -> str | None:
-    site = os.path.dirname(root)
-    for name in sorted(os.listdir(site)) if os.path.isdir(site) else []:
-        m = re.match(r"verl-([^-]+)\.dist-info$", name)
-        if m:
-            return m.group(1)
-    return _version_file(root)
-
-
-def _version_file(root: str) -> str | None:
-    p = os.path.join(root, "version", "version")
-    try:
-        with open(p, encoding="utf-8") as fh:
-            return fh.read().strip() or None
-    except OSError:
-        return None
-
-
-TREE_DEPENDENCY = "tree:"  # a result's dependency on a config tree: "tree:" + its folders (os.pathsep)
-
-
-@functools.lru_cache(maxsize=64)
-def current_tree_hash(dependency: str) -> str | None:
-    """The digest of a tree a result depends on, as it is now (once a run: trees do not change in one)."""
-    paths = dependency[len(TREE_DEPENDENCY) :].split(os.pathsep)
-    if not all(os.path.isdir(p) for p in paths):
-        return None
-    try:
-        return tree_hash(*paths)
-    except OSError:
-        return None
-
-
-def tree_hash(*paths: str) -> str:
-    """The SHA-256 of the YAML files under the folders Hydra searches (their names and the digests of their bytes)."""
-    h = hashlib.sha256()
-    for path in paths:
-        h.update(path.encode() + b"\0\0" if len(paths) > 1 else b"")
-        for dirpath, dirnames, filenames in os.walk(path):
-            dirnames.sort()
-            dirnames[:] = [d for d in dirnames if d != "__pycache__"]
-            for name in sorted(filenames):
-                if not name.endswith((".yaml", ".yml")):
-                    continue
-                full = os.path.join(dirpath, name)
-                digest = file_digest(full)
-                if digest is None:
-                    raise OSError(f"cannot read {full}")
-                h.update(os.path.relpath(full, path).encode() + b"\0" + digest.encode() + b"\0")
-    return h.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -240,39 +167,9 @@ def in_verl(module: str) -> str | None:
 OWN_OPTIONS = frozenset({"verl.model_merger"})
 
 
-def _has_sources(root: str | None) -> bool:
-    return bool(root) and os.path.isfile(os.path.join(root, "trainer", "main_ppo.py"))
-
-
-@functools.lru_cache(maxsize=16)
-def _entry_root(path: str, package_root: str | None, version: str | None) -> tuple[str | None, str]:
-    """(verl package dir whose sources describe this tree, or None; how it was chosen)."""
-    if _has_sources(package_root):
-        return package_root, f"verl sources at {package_root}"
-    try:
-        spec = importlib.util.find_spec("verl")
-    except (ImportError, ValueError):
-        spec = None
-    if spec is not None and spec.submodule_search_locations:
-        root = list(spec.submodule_search_locations)[0]
-        if _has_sources(root):
-            same_version = version is not None and version == _installed_version(root)
-            if same_version or _same_file(os.path.join(path, "ppo_trainer.yaml"), root):
-                return root, f"the installed verl at {root} (same version or the same ppo_trainer.yaml)"
-    return None, "verl-preflight's table of verl's entry points (no verl sources beside the config tree)"
-
-
-def _same_file(yaml_path: str, root: str) -> bool:
-    try:
-        with open(yaml_path, "rb") as a, open(os.path.join(root, "trainer", "config", "ppo_trainer.yaml"), "rb") as b:
-            return a.read() == b.read()
-    except OSError:
-        return False
-
-
 def entry_origin(source: ConfigSource) -> str:
     """Where the entry points (module -> root config) come from, said to the user."""
-    return _entry_root(source.path, source.package_root, source.verl_version)[1]
+    return entry_root(source.path, source.package_root, source.verl_version)[1]
 
 
 def entry_config_name(source: ConfigSource, module: str) -> tuple[str | None, str | None]:
@@ -281,7 +178,7 @@ def entry_config_name(source: ConfigSource, module: str) -> tuple[str | None, st
     module = in_verl(module)
     if module is None:
         return None, None
-    root = _entry_root(source.path, source.package_root, source.verl_version)[0]
+    root = entry_root(source.path, source.package_root, source.verl_version)[0]
     if root is None:
         return ENTRY_POINTS.get(module, (None, None))
     for c in _module_files(root, module):
@@ -304,7 +201,7 @@ def module_dir(source: ConfigSource, module: str) -> str | None:
     module = in_verl(module)
     if module is None:
         return None
-    root = _entry_root(source.path, source.package_root, source.verl_version)[0]
+    root = entry_root(source.path, source.package_root, source.verl_version)[0]
     if root is None:
         return None
     for c in _module_files(root, module):
@@ -364,7 +261,7 @@ def _module_exists(path: str, package_root: str | None, version: str | None, mod
 
     if not _MODULE.fullmatch(module) and not _RECIPE.fullmatch(module):
         return None, []
-    root = _entry_root(path, package_root, version)[0]
+    root = entry_root(path, package_root, version)[0]
     if root is None:
         return (True if module in ENTRY_POINTS else None), []
     if any(os.path.isfile(c) for c in _module_files(root, module)):
