@@ -93,13 +93,14 @@ def tool_fingerprint() -> str:
     from . import __version__
 
     package = os.path.dirname(os.path.abspath(__file__))
+    start = len(package) + 1  # a path under the package, relative to it (os.path.relpath, without its cost)
     h = hashlib.sha256(__version__.encode())
     for dirpath, dirnames, files in sorted(os.walk(package)):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
         for name in sorted(files):
             if name.endswith((".py", ".yaml", ".json")):
                 path = os.path.join(dirpath, name)
-                h.update(f"{os.path.relpath(path, package)}\0{file_digest(path)}".encode())
+                h.update(f"{path[start:]}\0{file_digest(path)}".encode())
     return h.hexdigest()
 
 
