@@ -111,7 +111,7 @@ def _env(tmp: str) -> dict:
 def forget_scripts(env: dict) -> None:
     """The cache in `env` without its scripts' results and reports: what stays is this machine's
     (the compositions, the facts of verl's code), as for scripts it has not checked yet."""
-    for scripts_only in ("results", "reports"):
+    for scripts_only in ("results", "reports", "commands"):
         shutil.rmtree(os.path.join(env["XDG_CACHE_HOME"], "verl-preflight", scripts_only), ignore_errors=True)
 
 

@@ -26,8 +26,9 @@ def run_cli(capsys, *args):
 
 
 # The command line as a program for `python -c PROGRAM ARG...` that, after the run, says on
-# the last line of standard error what it opened and which of Hydra's modules it imported:
-# `SPIED {"opened": [...], "loaded": [...]}` (spied_run reads it). Its exit status is the run's.
+# the last line of standard error what it opened, which of Hydra's modules it imported and which
+# of the tool's: `SPIED {"opened": [...], "loaded": [...], "ours": [...]}` (spied_run reads it).
+# It starts as the command does (verl_preflight.start). Its exit status is the run's.
 SPIED_CLI = (
     "import sys, builtins, json\n"
     f"sys.path.insert(0, {os.path.join(ROOT, 'src')!r})\n"
@@ -37,20 +38,22 @@ SPIED_CLI = (
     "    opened.append(str(file))\n"
     "    return real_open(file, *a, **k)\n"
     "builtins.open = spy\n"
-    "from verl_preflight.cli import main\n"
+    "from verl_preflight.start import main\n"
     "try:\n"
     "    code = main(sys.argv[1:])\n"
     "finally:\n"
     "    builtins.open = real_open\n"
     "    loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('hydra', 'omegaconf', 'antlr4'))\n"
-    "    print('SPIED ' + json.dumps({'opened': opened, 'loaded': loaded}), file=sys.stderr)\n"
+    "    ours = sorted(m for m in sys.modules if m.split('.')[0] == 'verl_preflight')\n"
+    "    print('SPIED ' + json.dumps({'opened': opened, 'loaded': loaded, 'ours': ours}), file=sys.stderr)\n"
     "sys.exit(code)\n"
 )
 
 
 def spied_run(argv, **kwargs):
     """(completed process with the SPIED line taken off its stderr, what it opened, the Hydra
-    modules it loaded): the command line run as SPIED_CLI."""
+    modules it loaded): the command line run as SPIED_CLI; `.ours` of the process: the tool's
+    modules it loaded."""
     import json
     import subprocess
 
@@ -58,6 +61,7 @@ def spied_run(argv, **kwargs):
     lines = proc.stderr.splitlines()
     spied = json.loads(lines[-1][len("SPIED ") :])
     proc.stderr = "".join(line + "\n" for line in lines[:-1])
+    proc.ours = spied["ours"]
     return proc, spied["opened"], spied["loaded"]
 
 

@@ -40,6 +40,7 @@ class Setup:
     source: object  # hydra_stage.tree.ConfigSource
     caches: object  # hydra_stage.tree.ConfigCaches
     opts: object  # validate.Options
+    notes: tuple = ()  # the walk's notes (discover.py), said on standard error
 
 
 def run_files(*args, **kwargs):
@@ -122,7 +123,7 @@ def setup(args) -> Setup:
         devices=devices,
         **_model_settings(args),
     )
-    return Setup(files, source, caches, opts)
+    return Setup(files, source, caches, opts, tuple(notes))
 
 
 def _device(args) -> str | None:
@@ -262,8 +263,9 @@ def rule_docs(args) -> None:
     sys.stdout.write(text)
 
 
-def validate(args) -> int:
-    """Check the scripts (and --fix or --diff them); the report on standard output."""
+def validate(args, argv=None) -> int:
+    """Check the scripts (and --fix or --diff them); the report on standard output. `argv`:
+    the command line, under which a start finds the kept report again (command_memo.py)."""
     if args.fix and "-" in args.paths:
         raise UsageError("--fix cannot rewrite standard input (-); --diff shows the changes")
     start = time.perf_counter()
@@ -271,9 +273,15 @@ def validate(args) -> int:
     from .hydra_stage.tree import entry_origin
     from .result_cache import ResultCache
 
-    said = console.entry_origin(entry_origin(run.source))
+    origin = entry_origin(run.source)
+    said = console.entry_origin(origin)
     if said:
         console.say(said)
+    answered = None
+    if argv is not None and not args.no_cache:
+        from . import command_memo
+
+        answered = command_memo.answers_of_run(args, run, origin)  # before the results' key reads them again
     results_cache = ResultCache(run.source, run.caches.main.digest, run.opts, use_disk=not args.no_cache)
     if not args.no_cache:
         from .cache_files import refused
@@ -285,7 +293,10 @@ def validate(args) -> int:
     memo = _report_memo(args, run, results_cache)
     kept = memo.get() if memo is not None else None
     if kept is not None:
-        return _replay(kept, time.perf_counter() - start)
+        from .report_memo import replay
+
+        _keep_command(argv, args, answered, said, memo)
+        return replay(kept, time.perf_counter() - start)
 
     def check():
         results_cache.forget()
@@ -318,8 +329,17 @@ def validate(args) -> int:
         console.say(line)
     status = exit_status(findings, args.strict, bool(unreadable))
     if memo is not None and not unreadable and all(r.deps for r in results):  # each result says what it read
-        memo.put(_digests(results), _kept(written, args, seconds, said_after, status))
+        if memo.put(_digests(results), _kept(written, args, seconds, said_after, status)):
+            _keep_command(argv, args, answered, said, memo)
     return status
+
+
+def _keep_command(argv, args, answered, said, memo) -> None:
+    """Where the report of this command line is kept, for the next start (command_memo.py)."""
+    if answered is not None:
+        from . import command_memo
+
+        command_memo.put(argv, args, answered, said, memo.key)
 
 
 def _report_memo(args, run, results_cache):
@@ -340,15 +360,6 @@ def _kept(written: str, args, seconds: float, said: list, status: int):
     tail = timing(seconds) + "\n"
     timed = args.format == "text" and written.endswith(tail)
     return Kept(written[: -len(tail)] if timed else written, timed, list(said), status)
-
-
-def _replay(kept, seconds: float) -> int:
-    from .report.text import timing
-
-    sys.stdout.write(kept.stdout + (timing(seconds) + "\n" if kept.timed else ""))
-    for line in kept.stderr:
-        console.say(line)
-    return kept.status
 
 
 def _report(args, results, findings, source, seconds: float, files, fix_lines) -> tuple[bool, str]:

@@ -36,7 +36,7 @@ def main(argv=None) -> int:
             return application.EXIT_OK
         application.apply_settings(args)
         _typed(args, args.settings.get("stack"))
-        status = application.matrix(args) if args.verl and len(args.verl) > 1 else application.validate(args)
+        status = application.matrix(args) if args.verl and len(args.verl) > 1 else application.validate(args, argv)
         file_digests.save()
         return status
     except UsageError as err:

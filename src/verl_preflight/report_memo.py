@@ -19,22 +19,28 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
+import sys
+from collections import namedtuple
 
 from . import cache_files
 
 FORMAT = 1
 
+# What a run wrote: its standard output (the text report's time left out: `timed`, the text
+# report's summary ends where the run's time is written), the lines it said on standard error
+# after the checks, and its exit status. (A named tuple: the warm start imports no dataclasses.)
+Kept = namedtuple("Kept", "stdout timed stderr status")
 
-@dataclass(frozen=True)
-class Kept:
-    """What a run wrote: its standard output (the text report's time left out: `timed`),
-    the lines it said on standard error after the checks, and its exit status."""
 
-    stdout: str
-    timed: bool  # the text report's summary: stdout ends where the run's time is written
-    stderr: list
-    status: int
+def replay(kept: Kept, seconds: float) -> int:
+    """Write what `kept` holds again, the text report with this run's time; its exit status."""
+    from .report import console
+    from .report.text import timing
+
+    sys.stdout.write(kept.stdout + (timing(seconds) + "\n" if kept.timed else ""))
+    for line in kept.stderr:
+        console.say(line)
+    return kept.status
 
 
 def eligible(args, opts) -> bool:
@@ -85,10 +91,11 @@ class ReportMemo:
             return None
         return Kept(out, timed, err, status)
 
-    def put(self, deps: dict, kept: Kept) -> None:
-        """Keep `kept`, valid while every file of `deps` (path -> digest: every result's) is unchanged."""
+    def put(self, deps: dict, kept: Kept) -> bool:
+        """Keep `kept`, valid while every file of `deps` (path -> digest: every result's) is
+        unchanged; False when it could not be written."""
         if self.path is None:
-            return
+            return False
         entry = {
             "format": FORMAT,
             "key": self.key,
@@ -98,4 +105,4 @@ class ReportMemo:
             "stderr": kept.stderr,
             "status": kept.status,
         }
-        cache_files.write(self.path, entry)
+        return bool(cache_files.write(self.path, entry))

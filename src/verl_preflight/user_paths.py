@@ -10,7 +10,6 @@ directory, as the user gave it. The same in every format, warm or cold.
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 
 
 def under(path: str, root: str) -> bool:
@@ -32,6 +31,8 @@ def shown(path: str, cwd: str) -> str:
 def relocate(results, given: list[str], cwd: str | None = None) -> None:
     """Every path of these results (the scripts, their findings and the places they relate) in
     the user's view, in place; `given`: the script paths as the user gave them."""
+    from dataclasses import replace  # (here: discover.py, which the warm start runs, needs only `under`)
+
     cwd = os.path.abspath(cwd or os.getcwd())
     as_given = {os.path.normpath(os.path.join(cwd, g)): g for g in given if g != "-"}
 

@@ -1,0 +1,21 @@
+"""The command's start: a command line whose report is kept and still true is answered at
+once (command_memo.py, which imports a few light modules); any other goes to cli.main."""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        from .command_memo import replay
+
+        status = replay(argv)
+    except KeyboardInterrupt:
+        return 130
+    if status is not None:
+        return status
+    from .cli import main as run
+
+    return run(argv)

@@ -1,0 +1,169 @@
+"""A command line's kept report written at the start (command_memo.py): the warm start loads
+none of the checks, and every answer the steps before the checks give (the scripts found,
+the project's settings, the config tree, the schema) is asked again, so a change to any of
+them gives the report a run without the cache writes.
+
+Every case runs the real command line (verl_preflight.start) in a subprocess with a fresh
+cache folder.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import shutil
+
+import pytest
+from conftest import ROOT, spied_run
+
+from verl_preflight import command_memo
+
+LAUNCH = (
+    "python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "
+    "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 critic.ppo_micro_batch_size_per_gpu=1 "
+    '"${A[@]}"\n'
+)
+TIME = re.compile(r"\(\d+\.\d\ds\)\n\Z")
+CHECKS = "verl_preflight.application"  # loaded by every run that checks or builds the report key
+
+
+@pytest.fixture
+def tree(tmp_path):
+    (tmp_path / "lib.sh").write_text("A=(trainer.total_epochs=2)\n")
+    (tmp_path / "uses_lib.sh").write_text("#!/usr/bin/env bash\nsource ./lib.sh\n" + LAUNCH)
+    (tmp_path / "typo.sh").write_text("#!/usr/bin/env bash\nA=(trainer.total_epoch=3)\n" + LAUNCH)
+    return tmp_path
+
+
+def run(tree, *argv, **env):
+    environment = dict(os.environ, XDG_CACHE_HOME=str(tree / "cache"), **env)
+    environment.pop("NO_COLOR", None)
+    for name, value in env.items():
+        if value is None:
+            environment.pop(name)
+    proc, _, _ = spied_run(list(argv), env=environment, cwd=tree)
+    assert proc.returncode in (0, 1), proc.stderr
+    return proc
+
+
+def same(a, b) -> bool:
+    return (TIME.sub("", a.stdout), a.stderr, a.returncode) == (TIME.sub("", b.stdout), b.stderr, b.returncode)
+
+
+def warm_after(tree, change, *argv, **env):
+    """(the start after `change`, the run without the cache then): the first two runs keep the
+    report and find it from the start."""
+    run(tree, *argv, **env)
+    assert CHECKS not in run(tree, *argv, **env).ours
+    change()
+    return run(tree, *argv, **env), run(tree, "--no-cache", *argv, **env)
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_warm_start_writes_the_kept_report_and_loads_none_of_the_checks(tree, fmt):
+    want = run(tree, "--no-cache", "--format", fmt, ".")
+    cold = run(tree, "--format", fmt, ".")
+    assert CHECKS in cold.ours
+    warm = run(tree, "--format", fmt, ".")
+    assert CHECKS not in warm.ours and "verl_preflight.cli" not in warm.ours
+    assert same(cold, want) and same(warm, want)
+    if fmt == "text":
+        assert TIME.search(warm.stdout)  # this run's time
+
+
+def test_a_new_script_in_a_folder_given_is_found(tree):
+    def add():
+        (tree / "new.sh").write_text("#!/usr/bin/env bash\nA=(trainer.total_epochs=4)\n" + LAUNCH)
+
+    warm, want = warm_after(tree, add, "--format", "json", ".")
+    assert "new.sh" in {os.path.basename(s["path"]) for s in json.loads(warm.stdout)["scripts"]}
+    assert CHECKS in warm.ours and same(warm, want)
+
+
+def test_new_project_settings_apply(tree):
+    def exclude():
+        (tree / "pyproject.toml").write_text('[tool.validate-scripts]\nexclude = ["typo.sh"]\n')
+
+    warm, want = warm_after(tree, exclude, ".")
+    assert "typo.sh" not in warm.stdout and warm.returncode == 0
+    assert same(warm, want)
+
+
+def test_an_edited_schema_file_applies(tree):
+    schema = tree / "schema.yaml"
+    schema.write_text(open(os.path.join(ROOT, "src", "verl_preflight", "rules", "schema.yaml")).read())
+
+    def edit():
+        schema.write_text(schema.read_text() + "\n# edited\n")
+
+    warm, want = warm_after(tree, edit, "--schema", str(schema), ".")
+    assert CHECKS in warm.ours and same(warm, want)
+
+
+def test_another_config_tree_in_the_environment_is_located(tree):
+    from verl_preflight.config_location import found
+
+    copy = tree / "cfg" / "verl" / "trainer" / "config"
+    shutil.copytree(found(None)[0], copy)
+    (copy / "ppo_trainer.yaml").write_text((copy / "ppo_trainer.yaml").read_text().replace("total_epochs:", "total_epoch:"))
+    warm, want = warm_after(tree, lambda: None, "--format", "json", ".", VERL_CONFIG_DIR=None)
+    assert same(warm, want)
+    moved = run(tree, "--format", "json", ".", VERL_CONFIG_DIR=str(copy))
+    assert same(moved, run(tree, "--no-cache", "--format", "json", ".", VERL_CONFIG_DIR=str(copy)))
+    assert json.loads(moved.stdout)["config_source"] != json.loads(warm.stdout)["config_source"]
+
+
+def test_an_altered_entry_is_a_miss(tree):
+    run(tree, ".")
+    run(tree, ".")
+    folder = tree / "cache" / "verl-preflight" / "commands"
+    (entry,) = folder.glob("*.json")
+    data = entry.read_bytes()
+    forged = data.replace(b"typo.sh", b"typo.sx")
+    assert forged != data
+    entry.write_bytes(forged)
+    warm = run(tree, ".")
+    assert CHECKS in warm.ours and same(warm, run(tree, "--no-cache", "."))
+
+
+def test_no_entry_is_kept_for_a_run_without_the_cache_or_of_the_machine(tree):
+    run(tree, "--no-cache", ".")
+    run(tree, "--profile", "current", ".")
+    assert not list((tree / "cache" / "verl-preflight").glob("commands/*.json"))
+
+
+def _environment_reads(path: str):
+    """The names this module reads from os.environ: os.environ.get("X"), os.getenv("X"),
+    os.environ["X"], "X" in os.environ."""
+    with open(path, encoding="utf-8") as fh:
+        tree = ast.parse(fh.read())
+    for node in ast.walk(tree):
+        name = None
+        if isinstance(node, ast.Call) and ast.unparse(node.func) in ("os.environ.get", "os.getenv") and node.args:
+            name = node.args[0]
+        elif isinstance(node, ast.Subscript) and ast.unparse(node.value) == "os.environ":
+            name = node.slice
+        elif isinstance(node, ast.Compare) and any(ast.unparse(c) == "os.environ" for c in node.comparators):
+            name = node.left
+        if name is not None:
+            yield name.value if isinstance(name, ast.Constant) else ast.unparse(name)
+
+
+def test_every_variable_the_tool_reads_is_in_the_key_or_asked_again():
+    """A variable that changes a report and is neither in the key nor asked again at the start
+    would replay a stale report: a new read of os.environ fails here until it is placed."""
+    asked_again = {"VERL_CONFIG_DIR"}  # config_location.found, run by the start
+    the_cache = {"XDG_CACHE_HOME"}  # names the folder the entries are in
+    machine = {"machine.py", "validate.py"}  # --profile current only: never kept
+    key = {"command_memo.py"}  # reads ENVIRONMENT into the key
+    package = os.path.join(ROOT, "src", "verl_preflight")
+    unplaced = []
+    for dirpath, _, files in os.walk(package):
+        for name in files:
+            if name.endswith(".py") and name not in machine | key:
+                for read in _environment_reads(os.path.join(dirpath, name)):
+                    if read not in (*command_memo.ENVIRONMENT, *asked_again, *the_cache):
+                        unplaced.append(f"{name}: {read}")
+    assert unplaced == []
