@@ -138,3 +138,29 @@ def test_no_report_is_kept_of_a_run_that_reads_the_machine_or_standard_input(tre
     assert reports(tree) == []
     run(tree, ".")
     assert len(reports(tree)) == 1
+
+
+@pytest.mark.slow
+def test_the_kept_report_names_each_source_once_and_sees_it_edited(tree, monkeypatch):
+    """verl's sources are kept file by file, each once however many results read it; an edit
+    to one of them gives the new report."""
+    import shutil
+
+    from verl_preflight import cache_files
+    from verl_preflight.config_location import found
+
+    verl = tree / "verl"
+    shutil.copytree(found(None)[2], verl, ignore=shutil.ignore_patterns("__pycache__"))
+    (tree / "est.sh").write_text("#!/usr/bin/env bash\nA=(algorithm.adv_estimator=gpro)\n" + LAUNCH)
+    argv = ("--format", "json", "--verl-config", str(verl / "trainer" / "config"), ".")
+    assert "config-value" in {f["rule"] for f in json.loads(run(tree, *argv).stdout)["findings"]}
+    (kept,) = reports(tree)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tree / "cache"))  # read with the runs' key
+    deps = cache_files.read(kept)["deps"]
+    assert not [p for p in deps if p.startswith("sources:")]
+    assert os.path.join(str(verl), "trainer", "ppo", "core_algos.py") in deps
+    with open(verl / "trainer" / "ppo" / "core_algos.py", "a", encoding="utf-8") as fh:
+        fh.write('\n\n@register_adv_est("gpro")\ndef compute_gpro_outcome_advantage(*args, **kwargs):\n    return None\n')
+    warm = run(tree, *argv)
+    assert "config-value" not in {f["rule"] for f in json.loads(warm.stdout)["findings"]}
+    assert warm.stdout == fresh(tree, *argv).stdout

@@ -4,8 +4,8 @@ Each script's result is cached on its own (result_cache.py), keyed by everything
 on. A run of `validate` whose scripts all come from that cache renders the same report from
 the same results, so the report itself is kept beside them: what standard output and
 standard error received, the exit status, and the union of every result's dependencies
-(the scripts, the files they source, the verl config tree, verl's sources), each with its
-digest. The next run with the same key (the results' key, the scripts found, every option
+(the scripts, the files they source, the verl config tree, verl's sources file by file), each
+with its digest. The next run with the same key (the results' key, the scripts found, every option
 that shapes the report) checks those digests and, when none changed, writes the kept report
 without decoding a result.
 
@@ -24,7 +24,7 @@ from collections import namedtuple
 
 from . import cache_files
 
-FORMAT = 1
+FORMAT = 2  # 2: the sources' lists kept as their files (`_by_file`)
 
 # What a run wrote: its standard output (the text report's time left out: `timed`, the text
 # report's summary ends where the run's time is written), the lines it said on standard error
@@ -96,6 +96,9 @@ class ReportMemo:
         unchanged; False when it could not be written."""
         if self.path is None:
             return False
+        deps = _by_file(deps)
+        if deps is None:
+            return False
         entry = {
             "format": FORMAT,
             "key": self.key,
@@ -106,3 +109,24 @@ class ReportMemo:
             "status": kept.status,
         }
         return bool(cache_files.write(self.path, entry))
+
+
+def _by_file(deps: dict) -> dict | None:
+    """`deps` with each list of sources (source.SOURCES: one entry a result, hundreds of verl's
+    files each, most of them in every list) replaced by its files and their digests now: the
+    same files with the same digests give the same list digest, and a file is checked once
+    however many lists name it. None when a list's digest now is not the one the results
+    recorded (a source changed during the run: no report is kept)."""
+    from .source import SOURCES, current_digests, sources_digest
+
+    now = current_digests()
+    out = {p: d for p, d in deps.items() if not p.startswith(SOURCES)}
+    for dependency, digest in deps.items():
+        if not dependency.startswith(SOURCES):
+            continue
+        if sources_digest(dependency, now) != digest:
+            return None
+        for path in dependency[len(SOURCES) :].split(os.pathsep):
+            if out.setdefault(path, now(path)) != now(path):  # a script read as another digest
+                return None
+    return out
