@@ -61,7 +61,7 @@ def warm_after(tree, change, *argv, **env):
     return run(tree, *argv, **env), run(tree, "--no-cache", *argv, **env)
 
 
-@pytest.mark.parametrize("fmt", ["text", "json"])
+@pytest.mark.parametrize("fmt", [pytest.param("text", marks=pytest.mark.slow), "json"])
 def test_a_warm_start_writes_the_kept_report_and_loads_none_of_the_checks(tree, fmt):
     want = run(tree, "--no-cache", "--format", fmt, ".")
     cold = run(tree, "--format", fmt, ".")
@@ -73,6 +73,7 @@ def test_a_warm_start_writes_the_kept_report_and_loads_none_of_the_checks(tree, 
         assert TIME.search(warm.stdout)  # this run's time
 
 
+@pytest.mark.slow
 def test_a_new_script_in_a_folder_given_is_found(tree):
     def add():
         (tree / "new.sh").write_text("#!/usr/bin/env bash\nA=(trainer.total_epochs=4)\n" + LAUNCH)
@@ -82,6 +83,7 @@ def test_a_new_script_in_a_folder_given_is_found(tree):
     assert CHECKS in warm.ours and same(warm, want)
 
 
+@pytest.mark.slow
 def test_new_project_settings_apply(tree):
     def exclude():
         (tree / "pyproject.toml").write_text('[tool.validate-scripts]\nexclude = ["typo.sh"]\n')
@@ -91,6 +93,7 @@ def test_new_project_settings_apply(tree):
     assert same(warm, want)
 
 
+@pytest.mark.slow
 def test_an_edited_schema_file_applies(tree):
     schema = tree / "schema.yaml"
     schema.write_text(open(os.path.join(ROOT, "src", "verl_preflight", "rules", "schema.yaml")).read())
@@ -102,6 +105,7 @@ def test_an_edited_schema_file_applies(tree):
     assert CHECKS in warm.ours and same(warm, want)
 
 
+@pytest.mark.slow
 def test_another_config_tree_in_the_environment_is_located(tree):
     from verl_preflight.config_location import found
 
@@ -115,6 +119,7 @@ def test_another_config_tree_in_the_environment_is_located(tree):
     assert json.loads(moved.stdout)["config_source"] != json.loads(warm.stdout)["config_source"]
 
 
+@pytest.mark.slow
 def test_an_altered_entry_is_a_miss(tree):
     run(tree, ".")
     run(tree, ".")
@@ -128,6 +133,7 @@ def test_an_altered_entry_is_a_miss(tree):
     assert CHECKS in warm.ours and same(warm, run(tree, "--no-cache", "."))
 
 
+@pytest.mark.slow
 def test_no_entry_is_kept_for_a_run_without_the_cache_or_of_the_machine(tree):
     run(tree, "--no-cache", ".")
     run(tree, "--profile", "current", ".")
