@@ -61,7 +61,7 @@ def key_of(argv) -> str:
 def _asked(argv) -> bool:
     """Whether a start looks for a kept report at all: not for the commands that are no check,
     nor under --no-cache (an entry is only ever kept by a run that report_memo keeps, `put`)."""
-    return bool(argv) and argv[0] not in ("render", "lsp") and "--no-cache" not in argv
+    return not (argv and argv[0] in ("render", "lsp")) and "--no-cache" not in argv
 
 
 def answers(settings, paths, excludes, verl_config, schema) -> dict:
