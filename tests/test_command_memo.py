@@ -173,3 +173,41 @@ def test_every_variable_the_tool_reads_is_in_the_key_or_asked_again():
                     if read not in (*command_memo.ENVIRONMENT, *asked_again, *the_cache):
                         unplaced.append(f"{name}: {read}")
     assert unplaced == []
+
+
+def _started(tree, argv, **kwargs):
+    """The command started as the console script starts it, standard streams as given."""
+    import subprocess
+    import sys
+
+    code = f"import sys; sys.path.insert(0, {os.path.join(ROOT, 'src')!r}); from verl_preflight.start import main; sys.exit(main())"
+    env = dict(os.environ, XDG_CACHE_HOME=str(tree / "cache"))
+    return subprocess.run([sys.executable, "-c", code, *argv], env=env, cwd=tree, text=True, **kwargs)
+
+
+@pytest.mark.slow
+def test_a_warm_start_says_its_lines_in_the_order_a_full_run_does(tree):
+    """A line said on standard error before the report (here: a --profile key no script reads)
+    comes before it in one stream (2>&1), warm as cold, even for a report larger than a pipe's
+    buffer."""
+    import subprocess
+
+    for n in range(40):
+        (tree / f"more{n}.sh").write_text("#!/usr/bin/env bash\nA=(trainer.total_epoch=3)\n" + LAUNCH)
+    argv = ["--format", "json", "--profile", "NOPE=1", "."]
+    merged = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT}
+    want = _started(tree, ["--no-cache", *argv], **merged).stdout
+    assert want.index("NOPE") < want.index("{")
+    _started(tree, argv, **merged)
+    assert _started(tree, argv, **merged).stdout == want
+
+
+@pytest.mark.slow
+def test_a_report_that_cannot_be_written_is_one_line_and_exit_2_warm_as_cold(tree):
+    with open(os.devnull, "w") as null:
+        _started(tree, ["."], stdout=null, stderr=null)
+    for _ in range(2):  # the second start replays the kept report
+        with open("/dev/full", "w") as full:
+            proc = _started(tree, ["."], stdout=full, stderr=__import__("subprocess").PIPE)
+        assert proc.returncode == 2
+        assert "Traceback" not in proc.stderr and "internal error: OSError" in proc.stderr

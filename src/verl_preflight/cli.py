@@ -45,7 +45,7 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as err:  # last line of defence: one line, never a traceback
-        console.say(f"internal error: {type(err).__name__}: {err}")
+        console.internal_error(err)
         return EXIT_USAGE
 
 

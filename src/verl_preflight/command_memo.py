@@ -61,7 +61,9 @@ def key_of(argv) -> str:
 def _asked(argv) -> bool:
     """Whether a start looks for a kept report at all: not for the commands that are no check,
     nor under --no-cache (an entry is only ever kept by a run that report_memo keeps, `put`)."""
-    return not (argv and argv[0] in ("render", "lsp")) and "--no-cache" not in argv
+    if argv and argv[0] in ("render", "lsp"):
+        return False
+    return not any(len(a) > 2 and "--no-cache".startswith(a) for a in argv)  # argparse takes `--no-c` too
 
 
 def answers(settings, paths, excludes, verl_config, schema) -> dict:

@@ -37,9 +37,9 @@ def replay(kept: Kept, seconds: float) -> int:
     from .report import console
     from .report.text import timing
 
-    sys.stdout.write(kept.stdout + (timing(seconds) + "\n" if kept.timed else ""))
-    for line in kept.stderr:
+    for line in kept.stderr:  # said before the report, as the run did (the report is written last)
         console.say(line)
+    sys.stdout.write(kept.stdout + (timing(seconds) + "\n" if kept.timed else ""))
     return kept.status
 
 

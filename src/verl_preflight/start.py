@@ -14,6 +14,11 @@ def main(argv=None) -> int:
         status = replay(argv)
     except KeyboardInterrupt:
         return 130
+    except Exception as err:  # the kept report could not be written (a full disk, an encoding): as cli.main says it
+        from .report import console
+
+        console.internal_error(err)
+        return 2  # application.EXIT_USAGE
     if status is not None:
         return status
     from .cli import main as run

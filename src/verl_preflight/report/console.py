@@ -16,6 +16,11 @@ def say(line: str) -> None:
     print(for_terminal(f"{PROGRAM}: {line}", ()), file=sys.stderr)
 
 
+def internal_error(err: Exception) -> None:
+    """The last line of defence: one line, never a traceback (the command exits 2)."""
+    say(f"internal error: {type(err).__name__}: {err}")
+
+
 def plain(line: str) -> None:
     """A line on standard error as it is (a finding's note, a summary)."""
     print(for_terminal(line, ()), file=sys.stderr)
