@@ -111,7 +111,8 @@ def test_another_config_tree_in_the_environment_is_located(tree):
 
     copy = tree / "cfg" / "verl" / "trainer" / "config"
     shutil.copytree(found(None)[0], copy)
-    (copy / "ppo_trainer.yaml").write_text((copy / "ppo_trainer.yaml").read_text().replace("total_epochs:", "total_epoch:"))
+    root = copy / "ppo_trainer.yaml"
+    root.write_text(root.read_text().replace("total_epochs:", "total_epoch:"))
     warm, want = warm_after(tree, lambda: None, "--format", "json", ".", VERL_CONFIG_DIR=None)
     assert same(warm, want)
     moved = run(tree, "--format", "json", ".", VERL_CONFIG_DIR=str(copy))
@@ -180,7 +181,8 @@ def _started(tree, argv, **kwargs):
     import subprocess
     import sys
 
-    code = f"import sys; sys.path.insert(0, {os.path.join(ROOT, 'src')!r}); from verl_preflight.start import main; sys.exit(main())"
+    src = os.path.join(ROOT, "src")
+    code = f"import sys; sys.path.insert(0, {src!r}); from verl_preflight.start import main; sys.exit(main())"
     env = dict(os.environ, XDG_CACHE_HOME=str(tree / "cache"))
     return subprocess.run([sys.executable, "-c", code, *argv], env=env, cwd=tree, text=True, **kwargs)
 

@@ -67,8 +67,7 @@ def _walk(top: str, seen: set, excludes, notes: list) -> list[str]:
             target = os.path.realpath(full) if entry.is_symlink() else os.path.join(real, entry.name)
             if entry.is_symlink() and not under(target, tree):
                 notes.append(
-                    f"{full}: note: not followed: a symlink to {target}, outside {top} "
-                    "(give it as a path to check it)"
+                    f"{full}: note: not followed: a symlink to {target}, outside {top} (give it as a path to check it)"
                 )
                 continue
             folders.append((full, target))
