@@ -296,6 +296,24 @@ def test_an_edited_verl_source_rechecks(tree):
 
 
 @pytest.mark.slow
+def test_a_verl_put_beside_the_script_later_rechecks(tree):
+    """`python3 -m verl...` from a project that holds a verl/ runs that one: a copy put there
+    after the script was checked (its config has a key the installed one lacks) is the one
+    checked next time."""
+    (tree / ".git").mkdir()  # the project's root: the search for a vendored verl stops here
+    (tree / "typo.sh").write_text("#!/usr/bin/env bash\nA=(+trainer.total_epoch=3)\n" + LAUNCH)
+    before = _cli(tree, "typo.sh")
+    assert "override-append-existing" not in {r for r, _ in before}
+    config = tree / "verl" / "trainer" / "config"
+    shutil.copytree(locate(None).path, config)
+    root = config / "ppo_trainer.yaml"
+    root.write_text(root.read_text().replace("trainer:\n", "trainer:\n  total_epoch: 1\n", 1))
+    after = _cli(tree, "typo.sh")
+    assert "override-append-existing" in {r for r, _ in after}  # `+` on a key the copy has
+    assert after == _cli(tree, "--no-cache", "typo.sh")
+
+
+@pytest.mark.slow
 def test_a_relative_source_is_resolved_from_this_run(tree):
     """The same script, run from two folders whose ./settings.sh differ: each gets its own result."""
     for name, key in (("a", "total_epochs"), ("b", "total_epoch")):

@@ -224,6 +224,14 @@ def read_source(path: str, errors: str = "strict") -> str | None:
         return None
 
 
+def looked_for(path: str) -> bool:
+    """Whether a file is at `path`, remembered like a source read (its digest, None: no file
+    there): a result that found none there is checked again once one appears."""
+    digest = file_digest(path) if os.path.isfile(path) else None
+    SOURCES_READ[os.path.abspath(path)] = digest
+    return digest is not None
+
+
 def digest_as_read(path: str) -> str | None:
     """A source's digest as this process read it, else as it is now."""
     return SOURCES_READ[path] if path in SOURCES_READ else digest_of(path)

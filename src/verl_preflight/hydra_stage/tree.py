@@ -31,7 +31,7 @@ from ..config_location import (  # noqa: F401 (ConfigTreeError, INSTALL_HINT, TR
     installed_version,
     tree_hash,
 )
-from ..source import hydra_versions, read_source
+from ..source import hydra_versions, looked_for, read_source
 
 CACHE_FORMAT = 5  # 5: signed with the user's key (cache_files); 4: verdicts name the problem kind
 
@@ -92,7 +92,7 @@ def vendored(script_path: str, module: str) -> ConfigSource | None:
     for cur in _project_folders(script_path):
         package = os.path.join(cur, *prefix, "verl")
         config = os.path.join(package, "trainer", "config")
-        if os.path.isfile(os.path.join(config, "ppo_trainer.yaml")):
+        if looked_for(os.path.join(config, "ppo_trainer.yaml")):  # (a copy put there later re-checks)
             rel = os.path.relpath(package)
             shown = os.path.join(os.path.basename(os.path.dirname(package)), "verl") if rel.startswith("..") else rel
             return _from_dir(config, f"vendored, {shown}")
