@@ -59,6 +59,22 @@ def test_bad_schema_exits_2(tmp_path, capsys):
     assert f"{path}:3:" in capsys.readouterr().err
 
 
+def test_a_schema_that_is_not_utf8_is_a_usage_error(tmp_path, capsys):
+    path = tmp_path / "s.yaml"
+    path.write_bytes(b"version: 1\npolicies: [\xff]\n")
+    assert main(["--schema", str(path), Q35]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: cannot read the schema: not UTF-8" in err and "internal error" not in err
+
+
+def test_the_schema_is_keyed_by_the_bytes_it_was_read_from(tmp_path):
+    import hashlib
+
+    path = tmp_path / "s.yaml"
+    path.write_bytes(b"version: 1\r\npolicies: []\r\n")
+    assert load_schema(str(path)).digest == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def test_replace_and_extend(tmp_path):
     only = tmp_path / "only.yaml"
     only.write_text("version: 1\npolicies:\n  - {id: parallelism, rule: parallelism}\n")

@@ -92,14 +92,15 @@ def answers(settings, paths, excludes, verl_config, schema) -> dict:
 
 
 def answers_of_run(args, run, entry: str) -> dict | None:
-    """The answers a run's own steps gave (application.setup: `run`), taken before the checks
-    read the schema or the tree again: a file changed after this is a miss next time, never a
-    stale report. None when they cannot be kept (settings that are not plain JSON)."""
+    """The answers a run's own steps gave (application.setup: `run`): the files it found, the
+    tree's digest and the schema's as they were read, so a file changed after that is a miss
+    next time, never a stale report. None when they cannot be kept (settings that are not
+    plain JSON)."""
     from .file_digests import tool_fingerprint
     from .source import digest_of, hydra_versions
 
     s = run.source
-    schema = digest_of(args.schema) if args.schema else None
+    schema = (getattr(run.opts.schema, "digest", None) or digest_of(args.schema)) if args.schema else None  # as read
     try:
         return _answers(
             args.settings,

@@ -37,7 +37,7 @@ def options_digest(opts) -> str:
         parts.append(f"{f.name}={getattr(opts, f.name)!r}")
     schema = getattr(opts, "schema", None)
     if schema is not None:
-        parts.append(f"schema={schema.path}:{digest_of(schema.path)}")
+        parts.append(f"schema={schema.path}:{getattr(schema, 'digest', None) or digest_of(schema.path)}")  # as read
     if opts.ambient is not None:
         parts.append(f"ambient={sorted(opts.ambient.items())!r}")
     return "\n".join(parts)

@@ -9,6 +9,7 @@ wrong, and the command line exits 2 with it.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass
 
@@ -28,6 +29,7 @@ class Schema:
     path: str
     policies: list
     backends: dict
+    digest: str | None = None  # SHA-256 of the bytes read (the results' key: what was checked with)
 
     def backend_keys(self, names) -> set:
         keys = set()
@@ -68,10 +70,13 @@ def _compose(path: str):
     from ..yaml_read import compose, load
 
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+        with open(path, "rb") as fh:
+            raw = fh.read()
+        text = raw.decode("utf-8")
     except OSError as err:
         raise SchemaError(f"{path}: cannot read the schema: {err.strerror or err}") from err
+    except UnicodeDecodeError as err:
+        raise SchemaError(f"{path}: cannot read the schema: not UTF-8 ({err.reason} at byte {err.start})") from err
     try:
         node = compose(text)
         data = load(text)
@@ -79,7 +84,7 @@ def _compose(path: str):
         mark = getattr(err, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else path
         raise SchemaError(f"{where}: not valid YAML: {getattr(err, 'problem', err)}") from err
-    return node, data
+    return node, data, hashlib.sha256(raw).hexdigest()
 
 
 def _line_of(node, *path) -> int:
@@ -106,7 +111,7 @@ def _line_of(node, *path) -> int:
 
 def load_schema(path: str | None = None) -> Schema:
     path = path or DEFAULT_SCHEMA
-    node, data = _compose(path)
+    node, data, digest = _compose(path)
 
     def fail(message, *where):
         raise SchemaError(f"{path}:{_line_of(node, *where)}: {message}")
@@ -168,7 +173,7 @@ def load_schema(path: str | None = None) -> Schema:
         merged = dict(base.backends)
         merged.update(backends)
         backends = merged
-    return Schema(path, policies, backends)
+    return Schema(path, policies, backends, digest)
 
 
 def _check_data_policy(entry: dict, kind: str, fail) -> None:
