@@ -70,7 +70,7 @@ def answers(settings, paths, excludes, verl_config, schema) -> dict:
     """What the steps before the checks answer now, for the settings read and the paths,
     excludes, tree (--verl-config) and schema file the command line and those settings gave
     (a ConfigTreeError or DiscoverError propagates: the caller's miss)."""
-    from .config_location import entry_root, found, tree_hash
+    from .config_location import TREE_DEPENDENCY, current_tree_hash, entry_root, found
     from .discover import discover
     from .file_digests import tool_fingerprint
     from .source import digest_of, hydra_versions
@@ -83,7 +83,7 @@ def answers(settings, paths, excludes, verl_config, schema) -> dict:
         files,
         notes,
         source,
-        tree_hash(source[0]),
+        current_tree_hash(TREE_DEPENDENCY + source[0]),  # (the report's check asks the same: hashed once)
         entry_root(source[0], source[2], source[1])[1],
         digest_of(schema) if schema else None,
         tool_fingerprint(),
