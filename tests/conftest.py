@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 import pytest
@@ -63,6 +64,24 @@ def spied_run(argv, **kwargs):
     proc.stderr = "".join(line + "\n" for line in lines[:-1])
     proc.ours = spied["ours"]
     return proc, spied["opened"], spied["loaded"]
+
+
+# a launch every key of which the installed verl has, for the trees the kept-report tests check
+MEMO_LAUNCH = (
+    "python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "
+    "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 critic.ppo_micro_batch_size_per_gpu=1 "
+    '"${A[@]}" "$@"\n'
+)
+REPORT_TIME = re.compile(r"\(\d+\.\d\ds\)\n\Z")  # the end of the text report: the run's time
+
+
+@pytest.fixture
+def memo_tree(tmp_path):
+    """Two scripts, one of which sources a file: what the kept-report tests check and change."""
+    (tmp_path / "lib.sh").write_text("A=(trainer.total_epochs=2)\n")
+    (tmp_path / "uses_lib.sh").write_text("#!/usr/bin/env bash\nsource ./lib.sh\n" + MEMO_LAUNCH)
+    (tmp_path / "alone.sh").write_text("#!/usr/bin/env bash\nA=(trainer.total_epochs=3)\n" + MEMO_LAUNCH)
+    return tmp_path
 
 
 def write_file(tmp_path, name: str, text: str) -> str:

@@ -12,29 +12,21 @@ from __future__ import annotations
 import ast
 import json
 import os
-import re
 import shutil
 
 import pytest
-from conftest import ROOT, spied_run
+from conftest import MEMO_LAUNCH, REPORT_TIME, ROOT, spied_run
 
 from verl_preflight import command_memo
 
-LAUNCH = (
-    "python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "
-    "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 critic.ppo_micro_batch_size_per_gpu=1 "
-    '"${A[@]}"\n'
-)
-TIME = re.compile(r"\(\d+\.\d\ds\)\n\Z")
+LAUNCH, TIME = MEMO_LAUNCH, REPORT_TIME
 CHECKS = "verl_preflight.application"  # loaded by every run that checks or builds the report key
 
 
 @pytest.fixture
-def tree(tmp_path):
-    (tmp_path / "lib.sh").write_text("A=(trainer.total_epochs=2)\n")
-    (tmp_path / "uses_lib.sh").write_text("#!/usr/bin/env bash\nsource ./lib.sh\n" + LAUNCH)
-    (tmp_path / "typo.sh").write_text("#!/usr/bin/env bash\nA=(trainer.total_epoch=3)\n" + LAUNCH)
-    return tmp_path
+def tree(memo_tree):
+    (memo_tree / "typo.sh").write_text("#!/usr/bin/env bash\nA=(trainer.total_epoch=3)\n" + LAUNCH)
+    return memo_tree
 
 
 def run(tree, *argv, **env):

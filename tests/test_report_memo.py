@@ -9,25 +9,16 @@ from __future__ import annotations
 
 import json
 import os
-import re
 
 import pytest
-from conftest import spied_run
+from conftest import MEMO_LAUNCH, REPORT_TIME, spied_run
 
-LAUNCH = (
-    "python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "
-    "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 critic.ppo_micro_batch_size_per_gpu=1 "
-    '"${A[@]}" "$@"\n'
-)
-TIME = re.compile(r"\(\d+\.\d\ds\)\n\Z")
+LAUNCH, TIME = MEMO_LAUNCH, REPORT_TIME
 
 
 @pytest.fixture
-def tree(tmp_path):
-    (tmp_path / "lib.sh").write_text("A=(trainer.total_epochs=2)\n")
-    (tmp_path / "uses_lib.sh").write_text("#!/usr/bin/env bash\nsource ./lib.sh\n" + LAUNCH)
-    (tmp_path / "alone.sh").write_text("#!/usr/bin/env bash\nA=(trainer.total_epochs=3)\n" + LAUNCH)
-    return tmp_path
+def tree(memo_tree):
+    return memo_tree
 
 
 class Ran:
@@ -160,7 +151,7 @@ def test_the_kept_report_names_each_source_once_and_sees_it_edited(tree, monkeyp
     assert not [p for p in deps if p.startswith("sources:")]
     assert os.path.join(str(verl), "trainer", "ppo", "core_algos.py") in deps
     with open(verl / "trainer" / "ppo" / "core_algos.py", "a", encoding="utf-8") as fh:
-        fh.write('\n\n@register_adv_est("gpro")\ndef compute_gpro_outcome_advantage(*args, **kwargs):\n    return None\n')
+        fh.write('\n\n@register_adv_est("gpro")\ndef compute_gpro_outcome_advantage(*a, **k):\n    return None\n')
     warm = run(tree, *argv)
     assert "config-value" not in {f["rule"] for f in json.loads(warm.stdout)["findings"]}
     assert warm.stdout == fresh(tree, *argv).stdout

@@ -113,20 +113,25 @@ class ReportMemo:
 
 def _by_file(deps: dict) -> dict | None:
     """`deps` with each list of sources (source.SOURCES: one entry a result, hundreds of verl's
-    files each, most of them in every list) replaced by its files and their digests now: the
-    same files with the same digests give the same list digest, and a file is checked once
-    however many lists name it. None when a list's digest now is not the one the results
-    recorded (a source changed during the run: no report is kept)."""
-    from .source import SOURCES, current_digests, sources_digest
+    files each, most of them in every list) replaced by its files and their digests: as this
+    process read them, else as they are now. The same files with the same digests give the
+    same list digest, and a file is checked once however many lists name it. None when a
+    list's digest from them is not the one the results recorded (a source changed during the
+    run: no report is kept)."""
+    from .source import SOURCES, SOURCES_READ, current_digests, sources_digest
 
     now = current_digests()
+
+    def digest(path: str):
+        return SOURCES_READ[path] if path in SOURCES_READ else now(path)
+
     out = {p: d for p, d in deps.items() if not p.startswith(SOURCES)}
-    for dependency, digest in deps.items():
+    for dependency, recorded in deps.items():
         if not dependency.startswith(SOURCES):
             continue
-        if sources_digest(dependency, now) != digest:
+        if sources_digest(dependency, digest) != recorded:
             return None
         for path in dependency[len(SOURCES) :].split(os.pathsep):
-            if out.setdefault(path, now(path)) != now(path):  # a script read as another digest
+            if out.setdefault(path, digest(path)) != digest(path):  # a script read as another digest
                 return None
     return out
