@@ -68,7 +68,8 @@ def exit_status(findings, strict: bool, unusable: bool = False) -> int:
 def setup(args) -> Setup:
     """The files to check, the verl config tree, and the options every script is checked with."""
     from .discover import DiscoverError, discover
-    from .hydra_stage.tree import ConfigCache, ConfigCaches, ConfigTreeError, locate
+    from .config_location import ConfigTreeError
+    from .hydra_stage.tree import ConfigCache, ConfigCaches, locate
     from .options import Options
 
     if args.max_profiles < 1:
@@ -277,11 +278,6 @@ def validate(args, argv=None) -> int:
     said = console.entry_origin(origin)
     if said:
         console.say(said)
-    answered = None
-    if argv is not None and not args.no_cache:
-        from . import command_memo
-
-        answered = command_memo.answers_of_run(args, run, origin)  # before the results' key reads them again
     results_cache = ResultCache(run.source, run.caches.main.digest, run.opts, use_disk=not args.no_cache)
     if not args.no_cache:
         from .cache_files import refused
@@ -295,7 +291,7 @@ def validate(args, argv=None) -> int:
     if kept is not None:
         from .report_memo import replay
 
-        _keep_command(argv, args, answered, said, memo)
+        _keep_command(argv, args, run, origin, memo)
         return replay(kept, time.perf_counter() - start)
 
     def check():
@@ -330,16 +326,16 @@ def validate(args, argv=None) -> int:
     status = exit_status(findings, args.strict, bool(unreadable))
     if memo is not None and not unreadable and all(r.deps for r in results):  # each result says what it read
         if memo.put(_digests(results), _kept(written, args, seconds, said_after, status)):
-            _keep_command(argv, args, answered, said, memo)
+            _keep_command(argv, args, run, origin, memo)
     return status
 
 
-def _keep_command(argv, args, answered, said, memo) -> None:
+def _keep_command(argv, args, run, origin: str, memo) -> None:
     """Where the report of this command line is kept, for the next start (command_memo.py)."""
-    if answered is not None:
+    if argv is not None:
         from . import command_memo
 
-        command_memo.put(argv, args, answered, said, memo.key)
+        command_memo.put(argv, args, run, origin, memo.key)
 
 
 def _report_memo(args, run, results_cache):

@@ -6,11 +6,11 @@ parsing the arguments, reading the project's settings, walking the paths, locati
 and building the options: most of a warm run, and most of that is importing the modules
 that do it. This memo keeps, for one command line started in one place (`key_of`: the
 arguments, the working directory, the interpreter and its import path, the environment
-variables in ENVIRONMENT, whether standard output is a terminal), the answers those steps
-gave (`Answers`): the project's settings, the paths and excludes they made, the scripts found
-and the walk's notes, the config tree located and its digest, the schema file's digest, the
-tool's own fingerprint, Hydra's versions, the line said about the entry points, and the key
-of the report. The next start asks the same questions with the same functions, which are
+variables in ENVIRONMENT, whether standard output is a terminal), the paths, excludes,
+tree and schema the arguments and settings named, the answers those steps gave (`_answers`:
+the project's settings, the scripts found and the walk's notes, the config tree located and
+its digest, where its entry points come from, the schema file's digest, the tool's own
+fingerprint, Hydra's versions), and the key of the report. The next start asks the same questions with the same functions, which are
 light to import (settings.py, discover.py, config_location.py, file_digests.py, source.py).
 When every answer is the same, the run would build the same report key, so the kept report
 is written after its own digests are checked (report_memo.ReportMemo.get). Any difference, an
@@ -31,7 +31,7 @@ import time
 
 from . import __version__, cache_files
 
-FORMAT = 1
+FORMAT = 2  # 2: what was said of the entry points follows from the answers
 # what the tool reads from the environment that a start does not ask again: the colour
 # (NO_COLOR) and where megatron-core's wheels are (sources/megatron.py). VERL_CONFIG_DIR is
 # asked again (config_location.found); XDG_CACHE_HOME and HOME name the folder this memo is in.
@@ -92,15 +92,14 @@ def answers(settings, paths, excludes, verl_config, schema) -> dict:
 
 
 def answers_of_run(args, run, entry: str) -> dict | None:
-    """The answers a run's own steps gave (application.setup: `run`): the files it found, the
-    tree's digest and the schema's as they were read, so a file changed after that is a miss
-    next time, never a stale report. None when they cannot be kept (settings that are not
-    plain JSON)."""
+    """The answers a run's own steps gave (application.setup: `run`; `entry`: where its entry
+    points come from): the files it found, the tree's digest and the schema's as they were
+    read, so a file changed after that is a miss next time, never a stale report. None when
+    they cannot be kept (settings that are not plain JSON)."""
     from .file_digests import tool_fingerprint
-    from .source import digest_of, hydra_versions
+    from .source import hydra_versions
 
     s = run.source
-    schema = (getattr(run.opts.schema, "digest", None) or digest_of(args.schema)) if args.schema else None  # as read
     try:
         return _answers(
             args.settings,
@@ -109,7 +108,7 @@ def answers_of_run(args, run, entry: str) -> dict | None:
             (s.path, s.verl_version, s.package_root, s.origin),
             run.caches.main.digest,
             entry,
-            schema,
+            run.opts.schema.digest if args.schema else None,
             tool_fingerprint(),
             hydra_versions(),
         )
@@ -140,10 +139,13 @@ def _file(key: str) -> str | None:
     return os.path.join(folder, key + ".json") if folder is not None else None
 
 
-def put(argv, args, answered: dict, said: str | None, report_key: str) -> None:
-    """Keep what this run's steps answered (`answers_of_run`), what it said before its report
-    and the key of the report it kept (called where report_memo kept or found that report)."""
-    if answered is None or args.verl or getattr(args, "model_config", None):
+def put(argv, args, run, entry: str, report_key: str) -> None:
+    """Keep what this run's steps answered (`answers_of_run`) and the key of the report it
+    kept (called where report_memo kept or found that report)."""
+    if args.verl or getattr(args, "model_config", None):
+        return
+    answered = answers_of_run(args, run, entry)
+    if answered is None:
         return
     path = _file(key_of(argv))
     if path is None:
@@ -154,7 +156,6 @@ def put(argv, args, answered: dict, said: str | None, report_key: str) -> None:
         "argv": list(argv),
         "asked": asked,
         "answers": answered,
-        "said": said,
         "report": report_key,
     }
     try:
@@ -183,8 +184,9 @@ def replay(argv) -> int | None:
 
     for line in entry["answers"]["notes"]:
         console.plain(line)
-    if entry["said"]:
-        console.say(entry["said"])
+    said = console.entry_origin(entry["answers"]["entry"])  # as the run says it (application.validate)
+    if said:
+        console.say(said)
     status = write(kept, time.perf_counter() - start)
     save()
     return status
@@ -200,8 +202,6 @@ def _kept(argv):
         return None, None
     asked, report = entry.get("asked"), entry.get("report")
     if not (isinstance(asked, list) and len(asked) == 4 and isinstance(report, str) and len(report) == 64):
-        return None, None
-    if not isinstance(entry.get("said"), (str, type(None))):
         return None, None
     if entry.get("answers") != answers(project_settings(), *asked):
         return None, None

@@ -64,8 +64,9 @@ def _walk(top: str, seen: set, excludes, notes: list) -> list[str]:
             full = os.path.join(dirpath, entry.name)
             if _excluded(full, excludes):
                 continue
-            target = os.path.realpath(full) if entry.is_symlink() else os.path.join(real, entry.name)
-            if entry.is_symlink() and not under(target, tree):
+            link = entry.is_symlink()
+            target = os.path.realpath(full) if link else os.path.join(real, entry.name)
+            if link and not under(target, tree):
                 notes.append(
                     f"{full}: note: not followed: a symlink to {target}, outside {top} (give it as a path to check it)"
                 )

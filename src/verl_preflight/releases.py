@@ -17,7 +17,8 @@ import sys
 import tempfile
 import zipfile
 
-from .hydra_stage.tree import ConfigSource, ConfigTreeError
+from .config_location import ConfigTreeError
+from .hydra_stage.tree import ConfigSource
 
 _VERSION = re.compile(r"^[0-9][0-9A-Za-z.+-]*$")
 

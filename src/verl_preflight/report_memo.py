@@ -118,13 +118,11 @@ def _by_file(deps: dict) -> dict | None:
     same list digest, and a file is checked once however many lists name it. None when a
     list's digest from them is not the one the results recorded (a source changed during the
     run: no report is kept)."""
-    from .source import SOURCES, SOURCES_READ, current_digests, sources_digest
+    from functools import partial
 
-    now = current_digests()
+    from .source import SOURCES, current_digests, digest_as_read, sources_digest
 
-    def digest(path: str):
-        return SOURCES_READ[path] if path in SOURCES_READ else now(path)
-
+    digest = partial(digest_as_read, now=current_digests())
     out = {p: d for p, d in deps.items() if not p.startswith(SOURCES)}
     for dependency, recorded in deps.items():
         if not dependency.startswith(SOURCES):
@@ -132,6 +130,7 @@ def _by_file(deps: dict) -> dict | None:
         if sources_digest(dependency, digest) != recorded:
             return None
         for path in dependency[len(SOURCES) :].split(os.pathsep):
-            if out.setdefault(path, digest(path)) != digest(path):  # a script read as another digest
+            found = digest(path)
+            if out.setdefault(path, found) != found:  # a script read as another digest
                 return None
     return out

@@ -23,7 +23,7 @@ import os
 from . import cache_files
 from .file_digests import tool_fingerprint
 from .plain import NotPlain, from_plain, to_plain
-from .source import SOURCES, current_digests, digest_of
+from .source import SOURCES, current_digests
 
 FORMAT = 2  # 2: plain JSON, signed (1 was pickle)
 
@@ -37,7 +37,7 @@ def options_digest(opts) -> str:
         parts.append(f"{f.name}={getattr(opts, f.name)!r}")
     schema = getattr(opts, "schema", None)
     if schema is not None:
-        parts.append(f"schema={schema.path}:{getattr(schema, 'digest', None) or digest_of(schema.path)}")  # as read
+        parts.append(f"schema={schema.path}:{schema.digest}")  # a user's: as it was read
     if opts.ambient is not None:
         parts.append(f"ambient={sorted(opts.ambient.items())!r}")
     return "\n".join(parts)

@@ -232,9 +232,10 @@ def looked_for(path: str) -> bool:
     return digest is not None
 
 
-def digest_as_read(path: str) -> str | None:
-    """A source's digest as this process read it, else as it is now."""
-    return SOURCES_READ[path] if path in SOURCES_READ else digest_of(path)
+def digest_as_read(path: str, now=None) -> str | None:
+    """A source's digest as this process read it, else as it is now (`now(path)`: a memo of
+    current_digests, where many lists name the same files)."""
+    return SOURCES_READ[path] if path in SOURCES_READ else (now or digest_of)(path)
 
 
 def sources_dependency() -> str | None:

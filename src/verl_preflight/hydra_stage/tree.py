@@ -20,17 +20,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from .. import cache_files
-from ..config_location import (  # noqa: F401 (ConfigTreeError, INSTALL_HINT, TREE_DEPENDENCY: named here too)
-    INSTALL_HINT,
-    TREE_DEPENDENCY,
-    ConfigTreeError,
-    current_tree_hash,
-    entry_root,
-    found,
-    from_dir,
-    installed_version,
-    tree_hash,
-)
+from ..config_location import TREE_DEPENDENCY, entry_root, found, from_dir, tree_hash
 from ..source import hydra_versions, looked_for, read_source
 
 CACHE_FORMAT = 5  # 5: signed with the user's key (cache_files); 4: verdicts name the problem kind

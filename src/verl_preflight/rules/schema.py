@@ -29,7 +29,7 @@ class Schema:
     path: str
     policies: list
     backends: dict
-    digest: str | None = None  # SHA-256 of the bytes read (the results' key: what was checked with)
+    digest: str  # SHA-256 of the bytes read (the results' key: what was checked with)
 
     def backend_keys(self, names) -> set:
         keys = set()
@@ -46,6 +46,13 @@ class ShippedSchema:
     def __init__(self):
         self.path = DEFAULT_SCHEMA
         self._schema: Schema | None = None
+
+    @property
+    def digest(self) -> str | None:
+        """Its bytes' digest, without reading it as a schema (the results' key)."""
+        from ..source import digest_of
+
+        return digest_of(self.path)
 
     def _loaded(self) -> Schema:
         if self._schema is None:
