@@ -108,3 +108,6 @@ def _private_cache_dir(tmp_path_factory, monkeypatch):
     base = tmp_path_factory.getbasetemp()
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # the session's folder
     monkeypatch.setenv("XDG_CACHE_HOME", str(shared / "xdg-cache"))
+    from verl_preflight import cache_files
+
+    cache_files.use_disk(True)  # an earlier in-process `--no-cache` run left it off

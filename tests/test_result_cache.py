@@ -562,11 +562,11 @@ def test_omegaconfs_answer_on_a_value_is_kept_by_its_versions_and_read_without_i
 
 
 def _fresh_digests(monkeypatch):
-    from verl_preflight import file_digests
+    from verl_preflight import cache_files, file_digests
 
     monkeypatch.setattr(file_digests, "_table", None)
     monkeypatch.setattr(file_digests, "_added", False)
-    monkeypatch.setattr(file_digests, "_on_disk", True)
+    monkeypatch.setattr(cache_files, "_on_disk", [True])
     return file_digests
 
 
@@ -620,12 +620,14 @@ def test_a_young_file_is_hashed_every_time_and_no_cache_keeps_no_table(tree, mon
     assert str(path) not in digests._table  # written within the settling time: not kept
     table = tree / "cache" / "verl-preflight" / "digests.json"
     monkeypatch.setattr(digests.time, "time_ns", lambda: 2**62)
-    digests.use_disk(False)
+    from verl_preflight import cache_files
+
+    cache_files.use_disk(False)  # (the list _fresh_digests put in place: put back after the test)
     monkeypatch.setattr(digests, "_table", None)
     assert digests.file_digest(str(path)) is not None
     digests.save()
     assert not table.exists()
-    digests.use_disk(True)
+    cache_files.use_disk(True)
     digests.save()
     assert table.exists()
 

@@ -74,9 +74,9 @@ def setup(args) -> Setup:
 
     if args.max_profiles < 1:
         raise UsageError("--max-profiles must be at least 1")
-    from . import file_digests
+    from . import cache_files
 
-    file_digests.use_disk(not args.no_cache)
+    cache_files.use_disk(not args.no_cache)
     if getattr(args, "jobs", None) is not None and args.jobs < 1:
         raise UsageError("-j/--jobs must be at least 1 (leave it out for the CPU count)")
     notes: list[str] = []

@@ -28,6 +28,13 @@ from functools import lru_cache
 KEY_BYTES = 32
 MAX_FILE_BYTES = 256 * 1024 * 1024  # a cache file larger than this is a miss (never read whole)
 _PRIVATE = 0o700
+_on_disk = [True]  # off for --no-cache (use_disk)
+
+
+def use_disk(on: bool) -> None:
+    """Off for --no-cache: no folder is given out, so this process reads and writes nothing of
+    the cache (the results, the digests, the derived facts, the settings tables alike)."""
+    _on_disk[0] = on
 
 
 def base_folder() -> str:
@@ -61,7 +68,10 @@ def refused() -> str | None:
 
 
 def folder(*parts: str) -> str | None:
-    """A private folder under the cache folder (made, 0700), or None when there is no usable cache."""
+    """A private folder under the cache folder (made, 0700), or None when there is no usable
+    cache or none is used (use_disk)."""
+    if not _on_disk[0]:
+        return None
     root = base_folder()
     if _usable(root) is not None:
         return None

@@ -34,17 +34,8 @@ MAX_ENTRIES = 50_000  # past this the oldest entries go (a miss only reads the f
 
 _table: dict | None = None  # abspath -> [dev, ino, size, mtime_ns, ctime_ns, digest]
 _added = False
-_on_disk = True
-
-
-def use_disk(on: bool) -> None:
-    """Off for --no-cache: the table is neither read from nor written to the cache folder."""
-    global _on_disk
-    _on_disk = on
-
-
 def _file() -> str | None:
-    folder = cache_files.folder() if _on_disk else None
+    folder = cache_files.folder()
     return os.path.join(folder, "digests.json") if folder is not None else None
 
 

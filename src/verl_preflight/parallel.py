@@ -19,8 +19,10 @@ _STATE: dict = {}
 
 
 def _init(source, use_disk, digest, opts, run_one, shared_dir) -> None:
+    from . import cache_files
     from .hydra_stage.tree import ConfigCache, ConfigCaches
 
+    cache_files.use_disk(use_disk)  # a worker keeps no cache where its run keeps none (--no-cache)
     main = ConfigCache(source, use_disk=use_disk, digest=digest)  # the tree is hashed once a run
     main.shared_dir = shared_dir
     _STATE["caches"] = ConfigCaches(main)
