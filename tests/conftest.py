@@ -75,12 +75,68 @@ MEMO_LAUNCH = (
 REPORT_TIME = re.compile(r"\(\d+\.\d\ds\)\n\Z")  # the end of the text report: the run's time
 
 
+def _write_memo_tree(folder) -> None:
+    (folder / "lib.sh").write_text("A=(trainer.total_epochs=2)\n")
+    (folder / "uses_lib.sh").write_text("#!/usr/bin/env bash\nsource ./lib.sh\n" + MEMO_LAUNCH)
+    (folder / "alone.sh").write_text("#!/usr/bin/env bash\nA=(trainer.total_epochs=3)\n" + MEMO_LAUNCH)
+
+
+# what a run keeps for every tree alike: what it derives from the installed verl
+DERIVED_FACTS = ("key", "compositions", "derived")
+
+
+@pytest.fixture(scope="session")
+def derived_facts_cache(tmp_path_factory):
+    """A cache folder (XDG_CACHE_HOME) that holds only DERIVED_FACTS: the compositions and the
+    facts a run derives from the installed verl, none of any tree's results or reports. Built
+    once by a real run on a memo tree; the workers of one session share it (under a lock)."""
+    import shutil
+    import subprocess
+
+    from filelock import FileLock
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    seed = shared / "derived-facts"
+    with FileLock(str(shared / "derived-facts.lock")):
+        if not (seed / "built").exists():
+            shutil.rmtree(seed, ignore_errors=True)
+            tree = shared / "derived-facts-tree"
+            tree.mkdir(exist_ok=True)
+            _write_memo_tree(tree)  # and a misspelled key: its advice reads the key history
+            (tree / "typo.sh").write_text("#!/usr/bin/env bash\nA=(trainer.total_epoch=3)\n" + MEMO_LAUNCH)
+            env = dict(os.environ, XDG_CACHE_HOME=str(seed))
+            subprocess.run(
+                [sys.executable, os.path.join(ROOT, "tools", "validate_scripts.py"), "."],
+                cwd=tree,
+                env=env,
+                capture_output=True,
+                check=False,
+            )
+            kept = seed / "verl-preflight"
+            for name in os.listdir(kept):
+                if name not in DERIVED_FACTS:
+                    path = kept / name
+                    shutil.rmtree(path) if path.is_dir() else path.unlink()
+            assert sorted(os.listdir(kept)) == sorted(DERIVED_FACTS), os.listdir(kept)
+            (seed / "built").touch()
+    return seed
+
+
+def derived_facts_only(derived_facts_cache, folder):
+    """`folder`, a new cache folder that holds the derived facts and nothing else."""
+    import shutil
+
+    shutil.copytree(derived_facts_cache / "verl-preflight", folder / "verl-preflight")
+    return folder
+
+
 @pytest.fixture
-def memo_tree(tmp_path):
-    """Two scripts, one of which sources a file: what the kept-report tests check and change."""
-    (tmp_path / "lib.sh").write_text("A=(trainer.total_epochs=2)\n")
-    (tmp_path / "uses_lib.sh").write_text("#!/usr/bin/env bash\nsource ./lib.sh\n" + MEMO_LAUNCH)
-    (tmp_path / "alone.sh").write_text("#!/usr/bin/env bash\nA=(trainer.total_epochs=3)\n" + MEMO_LAUNCH)
+def memo_tree(tmp_path, derived_facts_cache):
+    """Two scripts, one of which sources a file: what the kept-report tests check and change.
+    Its cache folder (tree/cache) starts with the derived facts only (no results, no reports)."""
+    _write_memo_tree(tmp_path)
+    derived_facts_only(derived_facts_cache, tmp_path / "cache")
     return tmp_path
 
 

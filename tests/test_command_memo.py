@@ -15,7 +15,7 @@ import os
 import shutil
 
 import pytest
-from conftest import MEMO_LAUNCH, REPORT_TIME, ROOT, spied_run
+from conftest import MEMO_LAUNCH, REPORT_TIME, ROOT, derived_facts_only, spied_run
 
 from verl_preflight import command_memo
 
@@ -30,7 +30,7 @@ def tree(memo_tree):
 
 
 def run(tree, *argv, **env):
-    environment = dict(os.environ, XDG_CACHE_HOME=str(tree / "cache"), **env)
+    environment = dict(os.environ, **{"XDG_CACHE_HOME": str(tree / "cache"), **env})
     environment.pop("NO_COLOR", None)
     for name, value in env.items():
         if value is None:
@@ -44,18 +44,32 @@ def same(a, b) -> bool:
     return (TIME.sub("", a.stdout), a.stderr, a.returncode) == (TIME.sub("", b.stdout), b.stderr, b.returncode)
 
 
-def warm_after(tree, change, *argv, **env):
-    """(the start after `change`, the run without the cache then): the first two runs keep the
-    report and find it from the start."""
+@pytest.fixture
+def unkept(derived_facts_cache):
+    """The run that finds no tree's results, report or entry kept (a cache folder of its own
+    with the derived facts only): what every start must write."""
+    made = []
+
+    def unkept_run(tree, *argv, **env):
+        made.append(None)
+        cache = derived_facts_only(derived_facts_cache, tree / f"unkept{len(made)}")
+        return run(tree, *argv, **env, XDG_CACHE_HOME=str(cache))
+
+    return unkept_run
+
+
+def warm_after(unkept, tree, change, *argv, **env):
+    """(the start after `change`, the run that finds nothing kept then): the first two runs
+    keep the report and find it from the start."""
     run(tree, *argv, **env)
     assert CHECKS not in run(tree, *argv, **env).ours
     change()
-    return run(tree, *argv, **env), run(tree, "--no-cache", *argv, **env)
+    return run(tree, *argv, **env), unkept(tree, *argv, **env)
 
 
 @pytest.mark.parametrize("fmt", [pytest.param("text", marks=pytest.mark.slow), "json"])
-def test_a_warm_start_writes_the_kept_report_and_loads_none_of_the_checks(tree, fmt):
-    want = run(tree, "--no-cache", "--format", fmt, ".")
+def test_a_warm_start_writes_the_kept_report_and_loads_none_of_the_checks(tree, unkept, fmt):
+    want = unkept(tree, "--format", fmt, ".")
     cold = run(tree, "--format", fmt, ".")
     assert CHECKS in cold.ours
     warm = run(tree, "--format", fmt, ".")
@@ -66,46 +80,46 @@ def test_a_warm_start_writes_the_kept_report_and_loads_none_of_the_checks(tree, 
 
 
 @pytest.mark.slow
-def test_a_new_script_in_a_folder_given_is_found(tree):
+def test_a_new_script_in_a_folder_given_is_found(tree, unkept):
     def add():
         (tree / "new.sh").write_text("#!/usr/bin/env bash\nA=(trainer.total_epochs=4)\n" + LAUNCH)
 
-    warm, want = warm_after(tree, add, "--format", "json", ".")
+    warm, want = warm_after(unkept, tree, add, "--format", "json", ".")
     assert "new.sh" in {os.path.basename(s["path"]) for s in json.loads(warm.stdout)["scripts"]}
     assert CHECKS in warm.ours and same(warm, want)
 
 
 @pytest.mark.slow
-def test_new_project_settings_apply(tree):
+def test_new_project_settings_apply(tree, unkept):
     def exclude():
         (tree / "pyproject.toml").write_text('[tool.validate-scripts]\nexclude = ["typo.sh"]\n')
 
-    warm, want = warm_after(tree, exclude, ".")
+    warm, want = warm_after(unkept, tree, exclude, ".")
     assert "typo.sh" not in warm.stdout and warm.returncode == 0
     assert same(warm, want)
 
 
 @pytest.mark.slow
-def test_an_edited_schema_file_applies(tree):
+def test_an_edited_schema_file_applies(tree, unkept):
     schema = tree / "schema.yaml"
     schema.write_text(open(os.path.join(ROOT, "src", "verl_preflight", "rules", "schema.yaml")).read())
 
     def edit():
         schema.write_text(schema.read_text() + "\n# edited\n")
 
-    warm, want = warm_after(tree, edit, "--schema", str(schema), ".")
+    warm, want = warm_after(unkept, tree, edit, "--schema", str(schema), ".")
     assert CHECKS in warm.ours and same(warm, want)
 
 
 @pytest.mark.slow
-def test_another_config_tree_in_the_environment_is_located(tree):
+def test_another_config_tree_in_the_environment_is_located(tree, unkept):
     from verl_preflight.config_location import found
 
     copy = tree / "cfg" / "verl" / "trainer" / "config"
     shutil.copytree(found(None)[0], copy)
     root = copy / "ppo_trainer.yaml"
     root.write_text(root.read_text().replace("total_epochs:", "total_epoch:"))
-    warm, want = warm_after(tree, lambda: None, "--format", "json", ".", VERL_CONFIG_DIR=None)
+    warm, want = warm_after(unkept, tree, lambda: None, "--format", "json", ".", VERL_CONFIG_DIR=None)
     assert same(warm, want)
     moved = run(tree, "--format", "json", ".", VERL_CONFIG_DIR=str(copy))
     assert same(moved, run(tree, "--no-cache", "--format", "json", ".", VERL_CONFIG_DIR=str(copy)))
@@ -113,7 +127,7 @@ def test_another_config_tree_in_the_environment_is_located(tree):
 
 
 @pytest.mark.slow
-def test_an_altered_entry_is_a_miss(tree):
+def test_an_altered_entry_is_a_miss(tree, unkept):
     run(tree, ".")
     run(tree, ".")
     folder = tree / "cache" / "verl-preflight" / "commands"
@@ -123,7 +137,7 @@ def test_an_altered_entry_is_a_miss(tree):
     assert forged != data
     entry.write_bytes(forged)
     warm = run(tree, ".")
-    assert CHECKS in warm.ours and same(warm, run(tree, "--no-cache", "."))
+    assert CHECKS in warm.ours and same(warm, unkept(tree, "."))
 
 
 @pytest.mark.slow

@@ -2,7 +2,11 @@
 a run without the cache writes, from one file; any change to what the report was made from
 gives the new report.
 
-Every case runs the real command line in a subprocess with a fresh cache folder.
+Every case runs the real command line in a subprocess, in a cache folder of its own that starts
+with the derived facts only (conftest.derived_facts_cache: no tree's results or reports). What a
+warm run must write is what a run writes that finds none of them kept: a run in a new such folder
+(test_a_run_from_the_derived_facts_alone_writes_the_report_of_a_run_without_the_cache ties it to
+`--no-cache`).
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ import json
 import os
 
 import pytest
-from conftest import MEMO_LAUNCH, REPORT_TIME, spied_run
+from conftest import MEMO_LAUNCH, REPORT_TIME, derived_facts_only, spied_run
 
 LAUNCH, TIME = MEMO_LAUNCH, REPORT_TIME
 
@@ -26,17 +30,24 @@ class Ran:
         self.opened, self.stderr, self.stdout, self.status = opened, proc.stderr, proc.stdout, proc.returncode
 
 
-def run(tree, *argv, stdin=None) -> Ran:
-    env = dict(os.environ, XDG_CACHE_HOME=str(tree / "cache"))
+def run(tree, *argv, stdin=None, cache=None) -> Ran:
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache or tree / "cache"))
     env.pop("NO_COLOR", None)
     proc, opened, _ = spied_run(argv, env=env, cwd=tree, input=stdin)
     assert proc.returncode in (0, 1), proc.stderr
     return Ran(proc, opened)
 
 
-def fresh(tree, *argv) -> Ran:
-    """The run without any cache: what every warm run must write."""
-    return run(tree, "--no-cache", *argv)
+@pytest.fixture
+def fresh(tree, derived_facts_cache):
+    """The run that finds no tree's results or report kept: what every warm run must write."""
+    made = []
+
+    def fresh_run(tree, *argv) -> Ran:
+        made.append(None)
+        return run(tree, *argv, cache=derived_facts_only(derived_facts_cache, tree / f"unkept{len(made)}"))
+
+    return fresh_run
 
 
 def untimed(text: str) -> str:
@@ -54,8 +65,16 @@ def reports(tree) -> list[str]:
     return sorted(str(p) for p in folder.glob("*.json")) if folder.is_dir() else []
 
 
+def test_a_run_from_the_derived_facts_alone_writes_the_report_of_a_run_without_the_cache(tree, fresh):
+    """What the other cases take as the truth: the derived facts kept change no report."""
+    (tree / "typo.sh").write_text("#!/usr/bin/env bash\nA=(trainer.total_epoch=3)\n" + LAUNCH)
+    want = run(tree, "--no-cache", "--format", "json", ".")
+    assert "override-missing-key" in want.stdout
+    assert (fresh(tree, "--format", "json", ".").stdout, want.status) == (want.stdout, 1)
+
+
 @pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
-def test_a_warm_run_writes_the_report_of_a_run_without_the_cache_from_one_file(tree, fmt):
+def test_a_warm_run_writes_the_report_of_a_run_without_the_cache_from_one_file(tree, fresh, fmt):
     want = fresh(tree, "--format", fmt, ".")
     cold = run(tree, "--format", fmt, ".")
     warm = run(tree, "--format", fmt, ".")
@@ -67,7 +86,7 @@ def test_a_warm_run_writes_the_report_of_a_run_without_the_cache_from_one_file(t
         assert TIME.search(warm.stdout)
 
 
-def test_a_changed_sourced_file_gives_the_new_report(tree):
+def test_a_changed_sourced_file_gives_the_new_report(tree, fresh):
     run(tree, ".")
     (tree / "lib.sh").write_text("A=(trainer.total_epoch=2)\n")  # a misspelled key
     warm = run(tree, "--format", "json", ".")
@@ -77,7 +96,7 @@ def test_a_changed_sourced_file_gives_the_new_report(tree):
 
 
 @pytest.mark.slow
-def test_a_new_script_in_the_folder_gives_the_new_report(tree):
+def test_a_new_script_in_the_folder_gives_the_new_report(tree, fresh):
     before = len(json.loads(run(tree, "--format", "json", ".").stdout)["scripts"])
     (tree / "new.sh").write_text("#!/usr/bin/env bash\nA=(trainer.total_epochs=4)\n" + LAUNCH)
     warm = run(tree, "--format", "json", ".")
@@ -87,7 +106,7 @@ def test_a_new_script_in_the_folder_gives_the_new_report(tree):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("argv", [("--strict",), ("--quiet",), ("--format", "json"), ("--color", "always")])
-def test_an_option_that_shapes_the_report_gives_its_own_report(tree, argv):
+def test_an_option_that_shapes_the_report_gives_its_own_report(tree, fresh, argv):
     (tree / "warn.sh").write_text("#!/usr/bin/env bash\nA=(trainer.total_epochs=1 trainer.total_epochs=2)\n" + LAUNCH)
     plain = run(tree, ".")
     assert "[duplicate-key]" in plain.stdout and plain.status == 0
@@ -98,7 +117,7 @@ def test_an_option_that_shapes_the_report_gives_its_own_report(tree, argv):
 
 
 @pytest.mark.slow
-def test_a_severity_in_the_projects_settings_gives_its_own_report(tree):
+def test_a_severity_in_the_projects_settings_gives_its_own_report(tree, fresh):
     (tree / "lib.sh").write_text("A=(trainer.total_epoch=2)\n")
     assert run(tree, ".").status == 1
     (tree / "pyproject.toml").write_text('[tool.validate-scripts]\nseverity = {"override-missing-key" = "off"}\n')
@@ -107,7 +126,7 @@ def test_a_severity_in_the_projects_settings_gives_its_own_report(tree):
 
 
 @pytest.mark.slow
-def test_an_altered_report_is_not_written(tree):
+def test_an_altered_report_is_not_written(tree, fresh):
     run(tree, "--format", "json", ".")
     (kept,) = reports(tree)
     with open(kept, "rb") as fh:
@@ -132,7 +151,7 @@ def test_no_report_is_kept_of_a_run_that_reads_the_machine_or_standard_input(tre
 
 
 @pytest.mark.slow
-def test_the_kept_report_names_each_source_once_and_sees_it_edited(tree, monkeypatch):
+def test_the_kept_report_names_each_source_once_and_sees_it_edited(tree, fresh, monkeypatch):
     """verl's sources are kept file by file, each once however many results read it; an edit
     to one of them gives the new report."""
     import shutil
