@@ -144,11 +144,11 @@ def test_render_shows_only_what_the_script_wrote(tmp_path):
         'python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.optim.lr="$LR" '
         'actor_rollout_ref.actor.megatron.tensor_model_parallel_size=$TP hydra.job.chdir=$CHDIR "$@"\n'
     )
-    out = _cli("render", str(script))
+    out = _cli("render", str(script), cache=True)
     assert out.returncode == 0, out.stderr
     assert "'<input read at run time>'" in out.stdout
     assert '"$(( N * 2 ))"' in out.stdout and '"${CHDIR}"' in out.stdout
-    checked = _cli("--format", "json", str(script))
+    checked = _cli("--format", "json", str(script), cache=True)
     doc = json.loads(checked.stdout)
     # an unknown value is never type-checked by Hydra as if a stand-in were real
     assert [f for f in doc["findings"] if f["rule"] == "override-error"] == []
