@@ -64,8 +64,10 @@ def test_keys_of_another_engine_are_one_finding_that_names_the_choice(tmp_path, 
     assert "composes model_engine=dp:" in f["message"], f["message"]
 
 
+@pytest.mark.slow
 def test_the_key_history_matches_the_releases(tmp_path):
-    """data/verl_key_history.json is what tools/verl_key_history.py writes from the wheels."""
+    """data/verl_key_history.json is what tools/verl_key_history.py writes from the wheels (a
+    proof of shipped data over twelve releases: the slow tier)."""
     from verl_preflight.rules.hydra.override_missing_key import HISTORY
 
     with open(HISTORY, encoding="utf-8") as fh:
