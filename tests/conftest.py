@@ -131,6 +131,13 @@ def derived_facts_only(derived_facts_cache, folder):
     return folder
 
 
+def unkept_cache(derived_facts_cache, tree):
+    """A new cache folder in `tree` with the derived facts only: where a run finds none of the
+    tree's results, reports or command entries kept."""
+    n = len(list(tree.glob("unkept*"))) + 1
+    return derived_facts_only(derived_facts_cache, tree / f"unkept{n}")
+
+
 @pytest.fixture
 def memo_tree(tmp_path, derived_facts_cache):
     """Two scripts, one of which sources a file: what the kept-report tests check and change.

@@ -15,7 +15,7 @@ import os
 import shutil
 
 import pytest
-from conftest import MEMO_LAUNCH, REPORT_TIME, ROOT, derived_facts_only, spied_run
+from conftest import MEMO_LAUNCH, REPORT_TIME, ROOT, spied_run, unkept_cache
 
 from verl_preflight import command_memo
 
@@ -46,16 +46,10 @@ def same(a, b) -> bool:
 
 @pytest.fixture
 def unkept(derived_facts_cache):
-    """The run that finds no tree's results, report or entry kept (a cache folder of its own
-    with the derived facts only): what every start must write."""
-    made = []
-
-    def unkept_run(tree, *argv, **env):
-        made.append(None)
-        cache = derived_facts_only(derived_facts_cache, tree / f"unkept{len(made)}")
-        return run(tree, *argv, **env, XDG_CACHE_HOME=str(cache))
-
-    return unkept_run
+    """The run that finds no tree's results, report or entry kept: what every start must write."""
+    return lambda tree, *argv, **env: run(
+        tree, *argv, **env, XDG_CACHE_HOME=str(unkept_cache(derived_facts_cache, tree))
+    )
 
 
 def warm_after(unkept, tree, change, *argv, **env):

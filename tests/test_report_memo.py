@@ -15,7 +15,7 @@ import json
 import os
 
 import pytest
-from conftest import MEMO_LAUNCH, REPORT_TIME, derived_facts_only, spied_run
+from conftest import MEMO_LAUNCH, REPORT_TIME, spied_run, unkept_cache
 
 LAUNCH, TIME = MEMO_LAUNCH, REPORT_TIME
 
@@ -39,15 +39,9 @@ def run(tree, *argv, stdin=None, cache=None) -> Ran:
 
 
 @pytest.fixture
-def fresh(tree, derived_facts_cache):
+def fresh(derived_facts_cache):
     """The run that finds no tree's results or report kept: what every warm run must write."""
-    made = []
-
-    def fresh_run(tree, *argv) -> Ran:
-        made.append(None)
-        return run(tree, *argv, cache=derived_facts_only(derived_facts_cache, tree / f"unkept{len(made)}"))
-
-    return fresh_run
+    return lambda tree, *argv: run(tree, *argv, cache=unkept_cache(derived_facts_cache, tree))
 
 
 def untimed(text: str) -> str:
