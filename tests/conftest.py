@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -75,6 +76,16 @@ MEMO_LAUNCH = (
 REPORT_TIME = re.compile(r"\(\d+\.\d\ds\)\n\Z")  # the end of the text report: the run's time
 
 
+def session_folder(tmp_path_factory):
+    """The folder every worker of this test session shares."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+# a script with a misspelled key (override-missing-key; its advice reads the key history)
+MEMO_TYPO = "#!/usr/bin/env bash\nA=(trainer.total_epoch=3)\n" + MEMO_LAUNCH
+
+
 def _write_memo_tree(folder) -> None:
     (folder / "lib.sh").write_text("A=(trainer.total_epochs=2)\n")
     (folder / "uses_lib.sh").write_text("#!/usr/bin/env bash\nsource ./lib.sh\n" + MEMO_LAUNCH)
@@ -95,24 +106,19 @@ def derived_facts_cache(tmp_path_factory):
 
     from filelock import FileLock
 
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    shared = session_folder(tmp_path_factory)
     seed = shared / "derived-facts"
     with FileLock(str(shared / "derived-facts.lock")):
         if not (seed / "built").exists():
             shutil.rmtree(seed, ignore_errors=True)
             tree = shared / "derived-facts-tree"
             tree.mkdir(exist_ok=True)
-            _write_memo_tree(tree)  # and a misspelled key: its advice reads the key history
-            (tree / "typo.sh").write_text("#!/usr/bin/env bash\nA=(trainer.total_epoch=3)\n" + MEMO_LAUNCH)
+            _write_memo_tree(tree)
+            (tree / "typo.sh").write_text(MEMO_TYPO)
             env = dict(os.environ, XDG_CACHE_HOME=str(seed))
-            subprocess.run(
-                [sys.executable, os.path.join(ROOT, "tools", "validate_scripts.py"), "."],
-                cwd=tree,
-                env=env,
-                capture_output=True,
-                check=False,
-            )
+            tool = os.path.join(ROOT, "tools", "validate_scripts.py")
+            proc = subprocess.run([sys.executable, tool, "."], cwd=tree, env=env, capture_output=True, text=True)
+            assert proc.returncode == 1, proc.stdout + proc.stderr  # the typo's error, nothing worse
             kept = seed / "verl-preflight"
             for name in os.listdir(kept):
                 if name not in DERIVED_FACTS:
@@ -134,8 +140,9 @@ def derived_facts_only(derived_facts_cache, folder):
 def unkept_cache(derived_facts_cache, tree):
     """A new cache folder in `tree` with the derived facts only: where a run finds none of the
     tree's results, reports or command entries kept."""
-    n = len(list(tree.glob("unkept*"))) + 1
-    return derived_facts_only(derived_facts_cache, tree / f"unkept{n}")
+    import tempfile
+
+    return derived_facts_only(derived_facts_cache, Path(tempfile.mkdtemp(prefix="unkept", dir=tree)))
 
 
 @pytest.fixture
@@ -168,9 +175,7 @@ def _private_cache_dir(tmp_path_factory, monkeypatch):
     """Tests never touch the user's cache. The workers of one session share one (what a check
     derives from a release's sources and composes is kept once, as on a user's machine); a
     test of the cache itself sets its own."""
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # the session's folder
-    monkeypatch.setenv("XDG_CACHE_HOME", str(shared / "xdg-cache"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(session_folder(tmp_path_factory) / "xdg-cache"))
     from verl_preflight import cache_files
 
     cache_files.use_disk(True)  # an earlier in-process `--no-cache` run left it off

@@ -15,7 +15,7 @@ import os
 import shutil
 
 import pytest
-from conftest import MEMO_LAUNCH, REPORT_TIME, ROOT, spied_run, unkept_cache
+from conftest import MEMO_LAUNCH, MEMO_TYPO, REPORT_TIME, ROOT, spied_run, unkept_cache
 
 from verl_preflight import command_memo
 
@@ -25,7 +25,7 @@ CHECKS = "verl_preflight.application"  # loaded by every run that checks or buil
 
 @pytest.fixture
 def tree(memo_tree):
-    (memo_tree / "typo.sh").write_text("#!/usr/bin/env bash\nA=(trainer.total_epoch=3)\n" + LAUNCH)
+    (memo_tree / "typo.sh").write_text(MEMO_TYPO)
     return memo_tree
 
 
@@ -195,7 +195,7 @@ def test_a_warm_start_says_its_lines_in_the_order_a_full_run_does(tree):
     import subprocess
 
     for n in range(40):
-        (tree / f"more{n}.sh").write_text("#!/usr/bin/env bash\nA=(trainer.total_epoch=3)\n" + LAUNCH)
+        (tree / f"more{n}.sh").write_text(MEMO_TYPO)
     argv = ["--format", "json", "--profile", "NOPE=1", "."]
     merged = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT}
     want = _started(tree, ["--no-cache", *argv], **merged).stdout

@@ -15,7 +15,7 @@ import json
 import os
 
 import pytest
-from conftest import MEMO_LAUNCH, REPORT_TIME, spied_run, unkept_cache
+from conftest import MEMO_LAUNCH, MEMO_TYPO, REPORT_TIME, spied_run, unkept_cache
 
 LAUNCH, TIME = MEMO_LAUNCH, REPORT_TIME
 
@@ -61,7 +61,7 @@ def reports(tree) -> list[str]:
 
 def test_a_run_from_the_derived_facts_alone_writes_the_report_of_a_run_without_the_cache(tree, fresh):
     """What the other cases take as the truth: the derived facts kept change no report."""
-    (tree / "typo.sh").write_text("#!/usr/bin/env bash\nA=(trainer.total_epoch=3)\n" + LAUNCH)
+    (tree / "typo.sh").write_text(MEMO_TYPO)
     want = run(tree, "--no-cache", "--format", "json", ".")
     assert "override-missing-key" in want.stdout
     assert (fresh(tree, "--format", "json", ".").stdout, want.status) == (want.stdout, 1)
