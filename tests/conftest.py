@@ -28,11 +28,14 @@ def run_cli(capsys, *args):
 
 
 # The command line as a program for `python -c PROGRAM ARG...` that, after the run, says on
-# the last line of standard error what it opened, which of Hydra's modules it imported and which
-# of the tool's: `SPIED {"opened": [...], "loaded": [...], "ours": [...]}` (spied_run reads it).
-# It starts as the command does (verl_preflight.start). Its exit status is the run's.
+# the last line of standard error what it opened, which of Hydra's modules it imported, which
+# of the tool's, and every module the run imported (`modules`: none before it but sys and
+# builtins): `SPIED {"opened": [...], "loaded": [...], "ours": [...], "modules": [...]}`
+# (spied_run reads it). It starts as the command does (verl_preflight.start). Its exit status
+# is the run's.
 SPIED_CLI = (
-    "import sys, builtins, json\n"
+    "import sys, builtins\n"
+    "before = set(sys.modules)\n"
     f"sys.path.insert(0, {os.path.join(ROOT, 'src')!r})\n"
     "opened = []\n"
     "real_open = builtins.open\n"
@@ -47,7 +50,10 @@ SPIED_CLI = (
     "    builtins.open = real_open\n"
     "    loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('hydra', 'omegaconf', 'antlr4'))\n"
     "    ours = sorted(m for m in sys.modules if m.split('.')[0] == 'verl_preflight')\n"
-    "    print('SPIED ' + json.dumps({'opened': opened, 'loaded': loaded, 'ours': ours}), file=sys.stderr)\n"
+    "    modules = sorted(set(sys.modules) - before)\n"
+    "    import json\n"
+    "    spied = {'opened': opened, 'loaded': loaded, 'ours': ours, 'modules': modules}\n"
+    "    print('SPIED ' + json.dumps(spied), file=sys.stderr)\n"
     "sys.exit(code)\n"
 )
 
@@ -55,7 +61,7 @@ SPIED_CLI = (
 def spied_run(argv, **kwargs):
     """(completed process with the SPIED line taken off its stderr, what it opened, the Hydra
     modules it loaded): the command line run as SPIED_CLI; `.ours` of the process: the tool's
-    modules it loaded."""
+    modules it loaded; `.modules`: every module the run imported."""
     import json
     import subprocess
 
@@ -63,7 +69,7 @@ def spied_run(argv, **kwargs):
     lines = proc.stderr.splitlines()
     spied = json.loads(lines[-1][len("SPIED ") :])
     proc.stderr = "".join(line + "\n" for line in lines[:-1])
-    proc.ours = spied["ours"]
+    proc.ours, proc.modules = spied["ours"], spied["modules"]
     return proc, spied["opened"], spied["loaded"]
 
 

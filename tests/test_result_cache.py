@@ -194,6 +194,30 @@ def test_every_flipped_bit_is_a_miss(tree):
     assert misses == 40
 
 
+def test_an_entry_reads_back_as_json_loads_reads_it_and_is_one_document_or_a_miss(tree):
+    """cache_files reads an entry with json's C scanner (no `json` import on a warm start): the
+    same values json.loads gives, NaN and the infinities too; a signed payload that is not one
+    compact JSON document is a miss, never an error."""
+    import json
+    import math
+
+    from verl_preflight import cache_files
+
+    document = {"s": 'é\u202e\x00"\\', "n": [0, -1, 2.5, 1e300, 10**30], "b": [True, False, None], "e": {}, "l": [[]]}
+    path = str(tree / "entry.json")
+    assert cache_files.write(path, {**document, "nan": float("nan"), "inf": [float("inf"), float("-inf")]})
+    back = cache_files.read(path)
+    assert {k: v for k, v in back.items() if k not in ("nan", "inf")} == document
+    assert math.isnan(back["nan"]) and back["inf"] == [float("inf"), float("-inf")]
+    with open(path, "rb") as fh:
+        assert back.keys() == json.loads(fh.read().partition(b"\n")[2]).keys()
+    key = cache_files._key()
+    for payload in (b'{"a":1} x', b' {"a":1}', b'{"a":1}{}', b"", b"nope", b'{"a":'):
+        with open(path, "wb") as fh:
+            fh.write(cache_files._tag(key, payload) + b"\n" + payload)
+        assert cache_files.read(path) is None, payload
+
+
 def test_an_entry_signed_with_another_key_is_a_miss(tree):
     """A cache restored from another user's or job's folder, without its key: every entry is a miss."""
     checked()
@@ -630,6 +654,85 @@ def test_a_young_file_is_hashed_every_time_and_no_cache_keeps_no_table(tree, mon
     cache_files.use_disk(True)
     digests.save()
     assert table.exists()
+
+
+def _settled_clock(digests, monkeypatch):
+    """The clock the module reads moved past the settling time (files written now count as settled)."""
+    import time
+
+    later = time.time_ns() + 10 * digests.SETTLED_NS
+    monkeypatch.setattr(digests.time, "time_ns", lambda: later)
+
+
+def test_a_missing_files_absence_is_kept_while_the_folder_above_it_is_unchanged(tree, monkeypatch):
+    """The checks depend on hundreds of files that are not there (where an import could be
+    found): the absence is kept with the stamp of the nearest folder that is there, and no
+    open is tried while it is unchanged; a name added below it is seen at once."""
+    import hashlib
+
+    digests = _fresh_digests(monkeypatch)
+    _settled_clock(digests, monkeypatch)
+    (tree / "pkg").mkdir()
+    module = tree / "pkg" / "sub" / "mod.py"  # its folder `sub` is missing too
+    assert digests.file_digest(str(module)) is None
+    assert digests._table[str(module)][5:] == [None, str(tree / "pkg")]
+
+    def no_open(*_):
+        raise AssertionError("opened a file whose absence is kept")
+
+    monkeypatch.setattr(digests, "open", no_open, raising=False)
+    assert digests.file_digest(str(module)) is None
+    digests.save()
+    monkeypatch.setattr(digests, "_table", None)  # a new run reads the kept absence back
+    assert digests.file_digest(str(module)) is None
+    monkeypatch.delattr(digests, "open")
+
+    (tree / "pkg" / "sub").mkdir()  # a write to pkg: the kept absence no longer holds
+    assert digests.file_digest(str(module)) is None
+    assert digests._table[str(module)][5:] == [None, str(tree / "pkg" / "sub")]
+    module.write_bytes(b"x = 1\n")
+    assert digests.file_digest(str(module)) == hashlib.sha256(b"x = 1\n").hexdigest()
+    module.unlink()
+    assert digests.file_digest(str(module)) is None
+
+
+def test_a_folders_listing_is_kept_while_no_folder_its_walk_read_changed(tree, monkeypatch):
+    """Which .py files are below a folder (a source.LISTING dependency, verl's hundreds of
+    modules) is walked again only when one of the folders the walk read has changed."""
+    from verl_preflight import source
+
+    digests = _fresh_digests(monkeypatch)
+    _settled_clock(digests, monkeypatch)
+    top = tree / "verl"
+    (top / "workers").mkdir(parents=True)
+    (top / "__init__.py").write_text("")
+    (top / "workers" / "actor.py").write_text("")
+    listing = str(top) + source.LISTING
+    first = source.digest_of(listing)
+    assert first == source._listing_digest(str(top), source._python_files(str(top)))
+
+    def no_walk(_):
+        raise AssertionError("walked a folder whose listing is kept")
+
+    walked = source._walked
+    monkeypatch.setattr(source, "_walked", no_walk)
+    assert source.digest_of(listing) == first
+    digests.save()
+    monkeypatch.setattr(digests, "_table", None)  # a new run reads the kept listing back
+    assert source.digest_of(listing) == first
+    monkeypatch.setattr(source, "_walked", walked)
+    (top / "workers" / "critic.py").write_text("")  # a module added one folder down
+    second = source.digest_of(listing)
+    assert second != first
+    (top / "workers" / "engine").mkdir()
+    (top / "workers" / "engine" / "base.py").write_text("")  # in a new folder
+    assert source.digest_of(listing) not in (first, second)
+    (top / "workers" / "engine" / "base.py").unlink()
+    (top / "workers" / "engine").rmdir()
+    (top / "workers" / "critic.py").unlink()
+    assert source.digest_of(listing) == first
+    (top / "workers" / "notes.txt").write_text("")  # not a module: the same listing
+    assert source.digest_of(listing) == first
 
 
 def test_the_projects_settings_are_kept_by_the_bytes_of_its_pyproject(tree, monkeypatch):

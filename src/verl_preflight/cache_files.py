@@ -12,7 +12,9 @@ under one folder, `$XDG_CACHE_HOME/verl-preflight` (else `~/.cache/verl-prefligh
   from another user's or another job's cache without its key), that is not JSON, or whose
   content fails the reader's own checks is a miss, and is written anew.
 
-JSON is parsed, never run: a hostile cache entry can at worst be a miss.
+JSON is parsed, never run: a hostile cache entry can at worst be a miss. It is read with the C
+scanner `json.loads` itself uses (`_loads`), without importing the `json` package: that import
+(its `re`, `enum`) was a quarter of a warm run, which reads a few entries and writes none.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import itertools
-import json
 import os
 import stat
 from functools import lru_cache
@@ -160,6 +161,8 @@ _WRITES = itertools.count()
 
 def write(path: str, document) -> bool:
     """Write `document` (JSON types only) to `path`, signed, atomically; False when it cannot be."""
+    import json
+
     key = _key()
     if key is None:
         return False
@@ -215,6 +218,33 @@ def read(path: str):
     if not sep or not hmac.compare_digest(tag, _tag(key, payload)):
         return None
     try:
-        return json.loads(payload.decode("utf-8"))
+        return _loads(payload.decode("utf-8"))
     except (ValueError, UnicodeDecodeError, RecursionError):
         return None
+
+
+class _Decoding:
+    """What the C scanner reads of a decoder: json.loads's defaults."""
+
+    strict = True
+    object_hook = object_pairs_hook = None
+    parse_float, parse_int = float, int
+    parse_constant = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}.__getitem__
+
+
+def _loads(text: str):
+    """`json.loads(text)` for the compact documents `write` makes (no whitespace around them),
+    by json's C scanner when this Python has it; ValueError for anything else."""
+    try:
+        from _json import make_scanner
+    except ImportError:  # a Python without the accelerator: json's own, as it would use
+        import json
+
+        return json.loads(text)
+    try:
+        found, end = make_scanner(_Decoding())(text, 0)
+    except StopIteration as err:  # (nothing that starts a JSON value)
+        raise ValueError("not JSON") from err
+    if end != len(text):
+        raise ValueError("not one JSON document")
+    return found

@@ -24,14 +24,13 @@ or `--model-config DIR` (read while the options are built).
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sys
 import time
 
 from . import __version__, cache_files
 
-FORMAT = 2  # 2: what was said of the entry points follows from the answers
+FORMAT = 3  # 2: what was said of the entry points follows from the answers; 3: keyed without json
 # what the tool reads from the environment that a start does not ask again: the colour
 # (NO_COLOR) and where megatron-core's wheels are (sources/megatron.py). VERL_CONFIG_DIR is
 # asked again (config_location.found); XDG_CACHE_HOME and HOME name the folder this memo is in.
@@ -48,7 +47,7 @@ def key_of(argv) -> str:
         sys.executable,
         repr(sys.path),
         os.getcwd(),
-        json.dumps(list(argv)),
+        repr(list(argv)),
         repr(sys.stdout.isatty()),
         *(f"{name}={os.environ.get(name)!r}" for name in ENVIRONMENT),
     )
@@ -100,9 +99,11 @@ def answers_of_run(args, run, entry: str) -> dict | None:
     from .source import hydra_versions
 
     s = run.source
+    import json
+
     try:
         return _answers(
-            args.settings,
+            json.loads(json.dumps(args.settings)),  # as it is read back (a tuple a list)
             run.files,
             list(run.notes),
             (s.path, s.verl_version, s.package_root, s.origin),
@@ -118,7 +119,7 @@ def answers_of_run(args, run, entry: str) -> dict | None:
 
 def _answers(settings, files, notes, source, tree, entry, schema, tool, hydra) -> dict:
     return {
-        "settings": _plain(settings),
+        "settings": settings,
         "files": list(files),
         "notes": list(notes),
         "source": list(source),
@@ -128,10 +129,6 @@ def _answers(settings, files, notes, source, tree, entry, schema, tool, hydra) -
         "tool": tool,
         "hydra": hydra,
     }
-
-
-def _plain(settings: dict):
-    return json.loads(json.dumps(settings))
 
 
 def _file(key: str) -> str | None:
@@ -158,6 +155,8 @@ def put(argv, args, run, entry: str, report_key: str) -> None:
         "answers": answered,
         "report": report_key,
     }
+    import json
+
     try:
         json.dumps(entry, ensure_ascii=False).encode("utf-8")  # as cache_files writes it
     except (TypeError, ValueError, UnicodeError):  # (an argument that is no UTF-8: not kept)

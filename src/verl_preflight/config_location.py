@@ -1,6 +1,6 @@
 """Where the verl config tree is, which verl it belongs to, and its digest.
 
-Light to import (os, re, hashlib): the command's start (command_memo.py) asks these same
+Light to import (os, hashlib): the command's start (command_memo.py) asks these same
 questions of the file system before it writes a kept report, and the Hydra stage
 (hydra_stage/tree.py) builds its ConfigSource from the answers.
 
@@ -14,7 +14,6 @@ import functools
 import hashlib
 import importlib.util
 import os
-import re
 
 from .file_digests import file_digest
 
@@ -70,9 +69,9 @@ def installed_root() -> str | None:
 def installed_version(root: str) -> str | None:
     site = os.path.dirname(root)
     for name in sorted(os.listdir(site)) if os.path.isdir(site) else []:
-        m = re.match(r"verl-([^-]+)\.dist-info$", name)
-        if m:
-            return m.group(1)
+        version = name[len("verl-") : -len(".dist-info")]
+        if name.startswith("verl-") and name.endswith(".dist-info") and version and "-" not in version:
+            return version
     return version_file(root)
 
 
@@ -127,7 +126,9 @@ def tree_hash(*paths: str) -> str:
     h = hashlib.sha256()
     for path in paths:
         h.update(path.encode() + b"\0\0" if len(paths) > 1 else b"")
-        for dirpath, dirnames, filenames in os.walk(path):
+        top = os.path.abspath(path)
+        start = len(top) if top.endswith(os.sep) else len(top) + 1  # a path below it, relative to it (relpath's)
+        for dirpath, dirnames, filenames in os.walk(top):
             dirnames.sort()
             dirnames[:] = [d for d in dirnames if d != "__pycache__"]
             for name in sorted(filenames):
@@ -137,5 +138,5 @@ def tree_hash(*paths: str) -> str:
                 digest = file_digest(full)
                 if digest is None:
                     raise OSError(f"cannot read {full}")
-                h.update(os.path.relpath(full, path).encode() + b"\0" + digest.encode() + b"\0")
+                h.update(full[start:].encode() + b"\0" + digest.encode() + b"\0")
     return h.hexdigest()

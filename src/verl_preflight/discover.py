@@ -105,6 +105,8 @@ def _is_file(entry) -> bool:
 
 
 def _excluded(path: str, excludes) -> bool:
+    if not excludes:  # (a walk without --exclude imports no fnmatch, nor its `re`)
+        return False
     import fnmatch
 
     norm = os.path.normpath(path)

@@ -8,10 +8,21 @@ like every entry), beside what `stat` says of the file when it was hashed: devic
 size, modification and change times in nanoseconds. While all five are the same the bytes
 are: the change time is set by the kernel on every write and cannot be set back.
 
+A file that is not there is kept too (the checks depend on hundreds: the places an import
+could be found and is not, most in folders that are not there either), beside what `stat`
+says of the nearest folder above it that is there: a name is added to a folder, removed or
+renamed only with a write to the folder itself, which sets its times. While that folder's
+five are the same, the first missing name below it is still missing, and so is the file.
+
+A folder's listing (which files are below it: source.py's `folder + LISTING` dependencies,
+verl's hundreds of modules) is kept likewise, with the stamps of the folders its walk read:
+while none of them changed, no name below was added, removed or renamed.
+
 One race is left, the one git's index has: the file systems' clocks are coarse, so a file
 written twice within one tick keeps its times. A digest is therefore kept only for a file
-whose times are at least `SETTLED_NS` older than the moment it is hashed; a younger file is
-hashed on every call (and kept by a later run, once it has settled).
+whose times are at least `SETTLED_NS` older than the moment it is hashed (a missing file's
+folder's times likewise); a younger file is hashed on every call (and kept by a later run,
+once it has settled).
 
 The table is written back by `save()` when this process hashed a file it did not have, by
 the command that ran (not by -j workers, whose digests the parent takes again as needed);
@@ -28,12 +39,17 @@ from functools import lru_cache
 
 from . import cache_files
 
-FORMAT = 1
+FORMAT = 2  # 2: a missing file kept with its folder's stamp
 SETTLED_NS = 2_000_000_000  # a file's times this much older than now: no second write shares them
 MAX_ENTRIES = 50_000  # past this the oldest entries go (a miss only reads the file again)
 
-_table: dict | None = None  # abspath -> [dev, ino, size, mtime_ns, ctime_ns, digest]
+_table: dict | None = None  # abspath -> [dev, ino, size, mtime_ns, ctime_ns, digest], or for a
+# missing file [the same of the folder above it, None, that folder]; LISTED + abspath of a folder
+# -> [its listing's digest, [[folder, dev, ino, size, mtime_ns, ctime_ns], ...] of its walk]
+LISTED = "listing:"  # (no file's absolute path starts so)
 _added = False
+
+
 def _file() -> str | None:
     folder = cache_files.folder()
     return os.path.join(folder, "digests.json") if folder is not None else None
@@ -55,24 +71,86 @@ def _stamp(info: os.stat_result) -> list:
 
 def file_digest(path: str) -> str | None:
     """The SHA-256 (hex) of the file's bytes now; None when it cannot be read."""
-    global _added
-    key = os.path.abspath(path)
-    known = _load().get(key)
+    table = _load()
+    known = table.get(path)  # a key is an absolute path already (abspath(key) == key): a warm run's case
+    key = path if known is not None else os.path.abspath(path)
+    if known is None and key != path:
+        known = table.get(key)
     if isinstance(known, list) and len(known) == 6 and isinstance(known[5], str):
-        try:
+        try:  # a digest kept with the file's stamp
             if _stamp(os.stat(key)) == known[:5]:
                 return known[5]
         except OSError:
             return None
+    elif isinstance(known, list) and len(known) == 7 and known[5] is None and isinstance(known[6], str):
+        try:  # its absence kept with the stamp of the folder above it that was there
+            if _stamp(os.stat(known[6])) == known[:5]:
+                return None
+        except OSError:
+            pass
     try:
         with open(key, "rb") as fh:
             info = os.fstat(fh.fileno())
             digest = hashlib.sha256(fh.read()).hexdigest()
+    except FileNotFoundError:
+        folder = _folder_above(key)
+        if folder is not None:
+            _keep(key, [*_stamp(folder[1]), None, folder[0]], folder[1])
+        return None
     except OSError:
         return None
+    _keep(key, [*_stamp(info), digest], info)
+    return digest
+
+
+def _folder_above(path: str) -> tuple[str, os.stat_result] | None:
+    """The nearest folder above `path` that is there and what `stat` says of it, or None."""
+    folder = os.path.dirname(path)
+    while True:
+        try:
+            return folder, os.stat(folder)
+        except FileNotFoundError:
+            if os.path.dirname(folder) == folder:
+                return None
+            folder = os.path.dirname(folder)
+        except OSError:
+            return None
+
+
+def _keep(key: str, record: list, info: os.stat_result) -> None:
+    """Keep `record` (a digest with the file's stamp, or an absence with its folder's) once the
+    times `info` holds have settled."""
+    global _added
     if max(info.st_mtime_ns, info.st_ctime_ns) < time.time_ns() - SETTLED_NS:
         _table.pop(key, None)
-        _table[key] = [*_stamp(info), digest]
+        _table[key] = record
+        _added = True
+
+
+def listing_digest(top: str, walk) -> str | None:
+    """The digest of what is below the folder `top` (`walk(top)`: that digest, None when `top`
+    is no folder, and the folders the walk read), walked again only when one of those folders
+    may have changed."""
+    key = LISTED + os.path.abspath(top)
+    known = _load().get(key)
+    if isinstance(known, list) and len(known) == 2 and isinstance(known[0], str) and isinstance(known[1], list):
+        try:
+            if all(_stamp(os.stat(f[0])) == f[1:] for f in known[1]):
+                return known[0]
+        except (OSError, TypeError, IndexError):
+            pass
+    before = time.time_ns()  # a folder written during the walk has later times: not kept
+    digest, folders = walk(top)
+    if digest is None or not folders:
+        return digest
+    try:
+        stamps = [[f, *_stamp(os.stat(f))] for f in folders]
+    except OSError:
+        return digest
+    if all(max(s[4], s[5]) < before - SETTLED_NS for s in stamps):
+        global _added
+        _table.pop(key, None)
+        _table[key] = [digest, stamps]
         _added = True
     return digest
 

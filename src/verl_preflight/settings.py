@@ -7,7 +7,6 @@ plain JSON (a TOML date) is read each time."""
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 
 from . import cache_files
@@ -54,6 +53,8 @@ def _table(data: bytes, use_disk: bool):
         return kept["table"]
     table = _parsed(data)
     if path is not None:
+        import json  # (a warm start reads the kept table and imports no json)
+
         try:
             plain = json.loads(json.dumps(table)) == table
         except (TypeError, ValueError):

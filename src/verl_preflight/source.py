@@ -9,12 +9,11 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
-import re
 import stat
 from functools import lru_cache
 
 from .config_location import TREE_DEPENDENCY, current_tree_hash
-from .file_digests import file_digest
+from .file_digests import file_digest, listing_digest
 
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 
@@ -128,11 +127,13 @@ class Recorder:
 LISTING = os.sep + "*.py"  # SOURCES_READ[folder + LISTING]: which Python files the folder holds
 
 
-def _python_files(top: str) -> list[str]:
+def _python_files(top: str, folders: list | None = None) -> list[str]:
     paths = []
     for dirpath, dirnames, filenames in os.walk(top):
         dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", "tests"))
         paths.extend(os.path.join(dirpath, n) for n in sorted(filenames) if n.endswith(".py"))
+        if folders is not None:
+            folders.append(dirpath)
     return paths
 
 
@@ -140,6 +141,12 @@ def _listing_digest(top: str, paths: list[str]) -> str | None:
     if not os.path.isdir(top):
         return None
     return hashlib.sha256("\0".join(p[len(top) :] for p in paths).encode()).hexdigest()
+
+
+def _walked(top: str) -> tuple[str | None, list[str]]:
+    """(the digest of the listing below `top`, the folders its walk read)."""
+    folders: list[str] = []
+    return _listing_digest(top, _python_files(top, folders)), folders
 
 
 def python_files(top: str) -> list[str]:
@@ -156,8 +163,7 @@ def digest_of(path: str) -> str | None:
     """SHA-256 of a file's bytes now (of a folder's listing for a `folder + LISTING` entry);
     None when it cannot be read."""
     if path.endswith(LISTING):
-        top = path[: -len(LISTING)]
-        return _listing_digest(top, _python_files(top))
+        return listing_digest(path[: -len(LISTING)], _walked)
     return file_digest(path)
 
 
@@ -279,12 +285,25 @@ def hydra_versions() -> str:
         if spec is not None and spec.submodule_search_locations:
             try:
                 with open(os.path.join(spec.submodule_search_locations[0], file), encoding="utf-8") as fh:
-                    m = re.search(r"""^__version__\s*=\s*["']([^"']+)["']""", fh.read(), re.M)
-                found = m.group(1) if m else "?"
+                    found = _version_line(fh.read()) or "?"
             except OSError:
                 pass
         out.append(f"{package}={found}")
     return ",".join(out)
+
+
+def _version_line(text: str) -> str | None:
+    """The string of a module's `__version__ = "..."` line (either quote), or None."""
+    for line in text.splitlines():
+        if line.startswith("__version__"):
+            value = line[len("__version__") :].strip()
+            if value.startswith("="):
+                value = value[1:].strip()
+                rest = value[1:] if value[:1] in ("'", '"') else ""
+                ends = [rest.find(quote) for quote in ("'", '"') if quote in rest]
+                if ends and min(ends) > 0:
+                    return rest[: min(ends)]
+    return None
 
 
 def current_digests():

@@ -16,15 +16,14 @@ value). Two things must never follow it there:
 
 from __future__ import annotations
 
-import json
-import re
 from functools import lru_cache
 
 MASK = "***"
 
-_UNSAFE = "\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069"
-_CONTROL = re.compile(f"[{_UNSAFE}]")
-_RAW_IN_JSON = re.compile("[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")  # json.dumps escapes the rest
+# the characters never printed raw: C0 and C1 controls, DEL, the bidirectional marks and overrides
+_BIDI = (0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+_UNSAFE = (*range(0x00, 0x20), *range(0x7F, 0xA0), *_BIDI)
+_RAW_IN_JSON = (*range(0x7F, 0xA0), *_BIDI)  # json.dumps escapes the rest
 
 
 def _escaped(ch: str) -> str:
@@ -36,9 +35,13 @@ def _escaped(ch: str) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+_ESCAPES = {code: _escaped(chr(code)) for code in _UNSAFE}  # str.translate's table (no `re` to import)
+_JSON_ESCAPES = {code: f"\\u{code:04x}" for code in _RAW_IN_JSON}
+
+
 def escape(text: str) -> str:
     """`text` with every control character written as an escape (newlines and tabs too)."""
-    return _CONTROL.sub(lambda m: _escaped(m.group()), text)
+    return text.translate(_ESCAPES)
 
 
 def secrets_of(results, show: bool = False) -> list[str]:
@@ -87,7 +90,9 @@ def for_terminal(output: str, secrets, keep=()) -> str:
 
 
 @lru_cache(maxsize=4)
-def _kept(keep: tuple) -> re.Pattern:
+def _kept(keep: tuple):
+    import re
+
     return re.compile("|".join(re.escape(k) for k in sorted(keep, key=len, reverse=True)))
 
 
@@ -95,7 +100,15 @@ def for_json(output: str, secrets) -> str:
     """A JSON document as printed: secrets masked (as JSON spells them), the control
     characters json.dumps leaves raw written as `\\uNNNN` (the same document)."""
     for secret in secrets:
-        spelled = json.dumps(secret, ensure_ascii=False)[1:-1]
+        spelled = _in_json(secret)
         if spelled in output:
             output = output.replace(spelled, MASK)
-    return _RAW_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", output)
+    return output.translate(_JSON_ESCAPES)
+
+
+def _in_json(text: str) -> str:
+    """`text` as a JSON string spells it, without its quotes (json imported only with a secret
+    to mask: a warm start's report imports none)."""
+    import json
+
+    return json.dumps(text, ensure_ascii=False)[1:-1]
