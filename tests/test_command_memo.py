@@ -78,6 +78,21 @@ def test_a_warm_start_writes_the_kept_report_and_loads_none_of_the_checks(tree, 
         assert TIME.search(warm.stdout)  # this run's time
 
 
+def test_a_run_that_finds_the_derived_facts_imports_no_pyyaml(tree):
+    """The shipped schema and model table are kept with the facts derived from verl's code
+    (shipped.py), and the defaults verl's config writes (`${oc.select:...,null}`) are typed
+    without it: a check of scripts new to the machine (its tree checked before, the scripts'
+    results and reports gone) imports no PyYAML (a tenth of one file's check). (A key verl
+    does not have is looked for in the root config's other options, read as YAML: not here.)"""
+    (tree / "typo.sh").unlink()
+    first = run(tree, "--format", "json", ".")
+    for scripts_only in ("results", "reports", "commands"):
+        shutil.rmtree(tree / "cache" / "verl-preflight" / scripts_only)
+    again = run(tree, "--format", "json", ".")
+    assert CHECKS in again.ours and "verl_preflight.rules.schema" in again.ours
+    assert "yaml" not in again.modules and same(again, first)
+
+
 @pytest.mark.slow
 def test_a_new_script_in_a_folder_given_is_found(tree, unkept):
     def add():

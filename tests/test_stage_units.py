@@ -279,6 +279,41 @@ def test_the_extractors_walk_a_module_in_ast_walks_order():
     assert list(walk(ragged)) == list(ast.walk(ragged))
 
 
+def test_a_defaults_text_is_typed_as_yaml_types_it_with_or_without_pyyaml():
+    """An `${oc.select:key,default}` default is typed as yaml.safe_load types it; null, the
+    booleans, decimal integers, words and interpolations are read without importing PyYAML,
+    and typed the same: every text of three characters from a mixed alphabet, YAML 1.1's
+    special words, numbers in its other notations, and thousands of interpolation-like texts."""
+    import itertools
+    import math
+    import random
+
+    import yaml
+
+    from verl_preflight.rules.view import _literal
+
+    words = "~ null Null NULL nULL None yes Yes YES yES y n on On ON oN off OFF true True TRUE tRUE false FALSE"
+    numbers = "0 -0 +0 00 01 012 7 -1 +1 10 1_000 1e3 1.0 -2.5 .inf -.inf .nan 0x1f 0o17 0b101 1:20 2024-01-01"
+    other = (
+        "fsdp vllm bf16 a.b a-b _a A1 a:b [1] {} 'x' \"x\" -a é ١ ² 12345678901234567890 - . a#b = x=1 True1 yes. a-"
+    )
+    texts = ["", "a b", " a", "a: b", "a #b", *words.split(), *numbers.split(), *other.split()]
+    texts += ["".join(t) for t in itertools.product("aZ0_.-+:", repeat=3)]
+    rng = random.Random(7)
+    alphabet = "${}:,.#a0-_[]'\"!&*|>%@` \t\\?="
+    texts += ["${" + "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 8))) + "}" for _ in range(3000)]
+    texts += ["${oc.select:a.b,null}", "${oc.env:HOME,/tmp}", "${a:}", "${a}:", "${a,#b}"]
+    for text in texts:
+        try:
+            want = yaml.safe_load(text)
+        except yaml.YAMLError:
+            want = text
+        got = _literal(text)
+        assert type(got) is type(want) and (
+            got == want or (isinstance(got, float) and math.isnan(got) and math.isnan(want))
+        ), text
+
+
 def test_yaml_read_with_libyaml_gives_what_pyyamls_safe_load_gives():
     """The shipped model table and schema, and every config of the installed verl, load to the
     same values (and the schema to nodes on the same lines) with libyaml's parser as with

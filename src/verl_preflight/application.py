@@ -216,13 +216,13 @@ def apply_settings(args) -> None:
 
 def _check_severity_ids(args, schema) -> None:
     """Every rule id in the severity table names a rule (shipped, or a policy of the schema)."""
+    severity = getattr(args, "severity", {}) or {}
+    if not severity:
+        return
     import difflib
 
     from .rules import registry
 
-    severity = getattr(args, "severity", {}) or {}
-    if not severity:
-        return
     known = set(registry()) | {p.id for p in getattr(schema, "policies", ())}
     for rid in severity:
         if rid not in known:

@@ -82,12 +82,9 @@ def int_or_none(value) -> int | None:
 @lru_cache(maxsize=1)
 def models() -> dict:
     """The shipped table: name -> entry (see the comments in models.yaml)."""
-    from importlib.resources import files
+    from .shipped import document
 
-    from .yaml_read import load
-
-    text = files("verl_preflight.data").joinpath("models.yaml").read_text(encoding="utf-8")
-    return load(text)["models"]
+    return document("data/models.yaml")["models"]
 
 
 def model_for(path: str) -> str | None:

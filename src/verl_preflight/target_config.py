@@ -230,18 +230,21 @@ def _searchpath_override(spec) -> list[str] | None:
 def _searchpath_in(primary: str, config_name: str) -> tuple[str, ...]:
     """The `hydra: searchpath:` list of the root config file (read as YAML, nothing composed;
     once a run: every launch of every profile asks)."""
-    import yaml
-
-    from .yaml_read import load
-
     name = config_name if config_name.endswith(".yaml") else config_name + ".yaml"
     try:
         with open(os.path.join(primary, name), encoding="utf-8") as fh:
             text = fh.read()
-        if "searchpath" not in text:  # verl's own root configs: no need to parse a thousand lines
-            return ()
+    except (OSError, UnicodeDecodeError):
+        return ()
+    if "searchpath" not in text:  # verl's own root configs: no need to import PyYAML and parse a thousand lines
+        return ()
+    import yaml
+
+    from .yaml_read import load
+
+    try:
         data = load(text)
-    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+    except yaml.YAMLError:
         return ()
     entries = ((data or {}).get("hydra") or {}).get("searchpath") if isinstance(data, dict) else None
     return tuple(e for e in entries if isinstance(e, str)) if isinstance(entries, list) else ()

@@ -20,7 +20,6 @@ from .hydra_stage.tree import ConfigCaches
 from .hydra_stage.tree import OWN_OPTIONS, has_source, in_verl
 from .launches import LaunchSpec, collapse_key, launch_of, other_program, read_launch, wrapped_script
 from .reach import why_no_launch, why_unchecked
-from .machine import current_env, installed_stack
 from .rules import for_note, from_problem, remedy, run_launch_rules, run_script_rules
 from .rules.bash.budget import Budget as BudgetRule
 from .rules.bash.unset_variable import UnsetVariable
@@ -230,6 +229,8 @@ def _profile_envs(path: str, info, opts: Options, findings: list):
     ambient = opts.ambient
     chosen = None
     if opts.current:
+        from .machine import current_env  # (this machine is read only for --profile current)
+
         device = opts.probed_device[0] if opts.probed_device else None
         envs, ambient = [current_env(prof.dimensions(info), device)], dict(os.environ)
     elif opts.pinned:
@@ -247,11 +248,12 @@ def _profile_envs(path: str, info, opts: Options, findings: list):
 
 def _forced(opts: Options) -> Forced:
     """What the run decides for every launch: --device, --stack, and this machine under --profile current."""
+    if not opts.current:
+        return Forced(device=opts.device, stack=dict(opts.stack))
+    from .machine import installed_stack  # (this machine is read only for --profile current)
+
     return Forced(
-        device=opts.device,
-        stack=dict(opts.stack),
-        machine_device=opts.probed_device if opts.current else None,
-        installed=installed_stack() if opts.current else None,
+        device=opts.device, stack=dict(opts.stack), machine_device=opts.probed_device, installed=installed_stack()
     )
 
 

@@ -13,7 +13,6 @@ Every problem is reported, in Hydra's order; the first is the one Hydra raises.
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import re
@@ -231,6 +230,8 @@ def did_you_mean(tree: dict, key: str) -> str | None:
 def close_keys(tree: dict, key: str, n: int) -> list[str]:
     """Up to n existing keys like `key`, nearest first (difflib's ratio, at least 0.75): follow
     the path while it exists, then the closest names at the first part that does not."""
+    import difflib  # (only for a key that is not there)
+
     parts, node, depth = _first_missing(tree, key)
     close = difflib.get_close_matches(parts[depth], [k for k in node if isinstance(k, str)], n=n, cutoff=0.75)
     return [".".join(parts[:depth] + [c] + parts[depth + 1 :]) for c in close]
@@ -466,6 +467,8 @@ def _close_config_names(tree, name: str) -> list[str]:
             roots |= {f[:-5] for f in os.listdir(d) if f.endswith(".yaml")}
         except OSError:
             continue
+    import difflib  # (only for a root config that is not there)
+
     return difflib.get_close_matches(name, sorted(roots), n=2, cutoff=0.6)
 
 

@@ -15,7 +15,6 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -764,6 +763,8 @@ class SharedSnapshots:
         not make it, and the others compose it themselves instead of waiting."""
         if entry is not None:
             try:
+                import tempfile
+
                 fd, tmp = tempfile.mkstemp(dir=os.path.dirname(self.path), suffix=".tmp")
                 with os.fdopen(fd, "w", encoding="utf-8") as fh:
                     json.dump(entry, fh, separators=(",", ":"))

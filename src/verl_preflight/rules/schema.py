@@ -71,6 +71,18 @@ class ShippedSchema:
         return self._loaded().backend_keys(names)
 
 
+def _document(path: str):
+    """(the schema's document, a function giving its node tree for line numbers, its digest):
+    the shipped schema's as kept (shipped.py), without PyYAML; any other file's parsed."""
+    if path == DEFAULT_SCHEMA:
+        from ..shipped import document
+        from ..source import digest_of
+
+        return document("rules/schema.yaml"), lambda: _compose(path)[0], digest_of(path)
+    node, data, digest = _compose(path)
+    return data, lambda: node, digest
+
+
 def _compose(path: str):
     import yaml
 
@@ -118,10 +130,10 @@ def _line_of(node, *path) -> int:
 
 def load_schema(path: str | None = None) -> Schema:
     path = path or DEFAULT_SCHEMA
-    node, data, digest = _compose(path)
+    data, node, digest = _document(path)
 
     def fail(message, *where):
-        raise SchemaError(f"{path}:{_line_of(node, *where)}: {message}")
+        raise SchemaError(f"{path}:{_line_of(node(), *where)}: {message}")
 
     if not isinstance(data, dict):
         fail("the schema must be a mapping with `version` and `policies`")

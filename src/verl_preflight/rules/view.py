@@ -184,7 +184,31 @@ class LaunchView:
         return s.loc if s is not None else self.spec.loc
 
 
+# the plain scalars YAML 1.1 (PyYAML's safe loader) reads as null and as booleans
+_NULLS = ("", "~", "null", "Null", "NULL")
+_BOOLS = {
+    w: v
+    for v, words in ((True, "yes Yes YES true True TRUE on On ON"), (False, "no No NO false False FALSE off Off OFF"))
+    for w in words.split()
+}
+_WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+
+
 def _literal(text: str):
+    """A default's text typed as `yaml.safe_load` types it: the common cases (null, a boolean,
+    a decimal integer, a word, an interpolation) read here without importing PyYAML, the rest
+    by it."""
+    if text in _NULLS:
+        return None
+    if text in _BOOLS:
+        return _BOOLS[text]
+    digits = text[1:] if text[:1] in ("-", "+") else text
+    if digits.isascii() and digits.isdigit() and (digits == "0" or digits[0] != "0"):
+        return int(text)
+    if text.isascii() and text[0].isalpha() and _WORD.issuperset(text):
+        return text
+    if text.startswith("${") and text.endswith("}") and text.isprintable() and not any(c.isspace() for c in text):
+        return text  # an interpolation (`${oc.select:a.b,null}`): one plain scalar, as it is
     import yaml
 
     try:

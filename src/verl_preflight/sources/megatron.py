@@ -19,7 +19,6 @@ import importlib.util
 import json
 import os
 import re
-import zipfile
 from functools import lru_cache
 from importlib import resources
 
@@ -151,6 +150,8 @@ def megatron_file(version: str, parts: tuple) -> ast.Module | None:
     wheel = next((n for n in names if n.startswith(f"megatron_core-{wanted}-") and n.endswith(".whl")), None)
     if wheel is None:
         return None
+    import zipfile  # (only where megatron-core's wheels are read)
+
     try:
         with zipfile.ZipFile(os.path.join(folder, wheel)) as zf:
             return ast.parse(zf.read("/".join(parts)).decode("utf-8"))
