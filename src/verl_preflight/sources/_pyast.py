@@ -65,10 +65,10 @@ def statement_at(span: Span | None) -> ast.stmt | None:
     """The statement at `span`, parsed from its own lines (`parsed_alone`), else found in the
     whole module; None for no span. Read once a process, like parse_file: the file's digest
     stands in SOURCES_READ from that first read (a result depends on it)."""
-    text = read_source(span.path) if span is not None else None
+    text, lines = _module_text(span.path) if span is not None else (None, None)
     if text is None:
         return None
-    found = parsed_alone(span, text)
+    found = parsed_alone(span, text, lines)
     if found is None:
         try:
             with warnings.catch_warnings():
@@ -108,15 +108,27 @@ class ParsedWhenUsed:
         return name in self._spans
 
 
-def parsed_alone(span: Span, text: str) -> ast.stmt | None:
+@lru_cache(maxsize=16)
+def _module_text(path: str) -> tuple[str | None, list[bytes] | None]:
+    """(a module's text, its lines as parsed_alone cuts them), read once a process like
+    parse_file: the statements a check runs come from a few modules, most of them large."""
+    text = read_source(path)
+    return (text, _lines(text)) if text is not None else (None, None)
+
+
+def _lines(text: str) -> list[bytes]:
+    return text.encode("utf-8").splitlines(keepends=True)  # b"\n", b"\r\n", b"\r": the tokenizer's line ends
+
+
+def parsed_alone(span: Span, text: str, lines: list[bytes] | None = None) -> ast.stmt | None:
     """The statement at `span` of the module `text`, parsed from its lines alone: the same node,
     line and column for line and column, as parsing the whole module gives, for a fraction of
     the cost (verl's trainer is 1,500 lines, the function a check runs 40). The lines before it
     are left blank (an indented statement gets one `if 1:` above it); what precedes it on its
     first line (`x = 1; y = 2`) becomes spaces, what follows it on its last is cut. None when
     that does not give back a statement at that very span (an `elif`, which is an `if` only
-    inside its chain)."""
-    lines = text.encode("utf-8").splitlines(keepends=True)  # b"\n", b"\r\n", b"\r": the tokenizer's line ends
+    inside its chain). `lines`: the text's, as `_lines` cuts them (read once a process)."""
+    lines = _lines(text) if lines is None else lines
     if not 1 <= span.first <= span.lineno <= span.end_lineno <= len(lines):
         return None
     wrap = span.col > 0

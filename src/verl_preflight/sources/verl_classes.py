@@ -92,7 +92,7 @@ class ClassInfo:
     bases: list[ClassInfo | None]  # None: a base outside the tree (collections.abc.Mapping, ...)
     has_post_init: bool
     calls_super_post_init: bool
-    checks: list[EnumCheck] = field(default_factory=list)
+    checks: list[EnumCheck] | None = None  # its __post_init__'s, read when first asked (Registry._checks_of)
     module: str = ""
     missing: list[str] = field(default_factory=list)  # bases named from verl modules the tree lacks
 
@@ -101,7 +101,8 @@ class ClassInfo:
 class Outline:
     """What the resolver needs from one module, as plain data (kept on disk: a run parses only
     the definitions it uses, each from its own lines): its classes, functions and module-level
-    assignments as spans, its imports, star imports and dataclasses by name."""
+    assignments as spans, its imports, star imports and dataclasses by name, and what a class
+    is to the field resolver (`class_facts`: a config class is not parsed for its fields)."""
 
     path: str
     is_package: bool
@@ -111,6 +112,10 @@ class Outline:
     imports: dict  # local name -> (module, attribute or None)
     star: tuple  # the modules of `from m import *`
     assigns: dict  # name -> Span of its (last) module-level assignment
+    class_facts: dict  # class name -> (own fields {name: annotation}, base names, has __post_init__, calls super's)
+
+
+CLASS = object()  # Registry._lookup's definition of a class it was asked not to parse
 
 
 def _absolute(package: str, module: str | None, level: int) -> str:
@@ -170,7 +175,27 @@ def _outline_of(name: str, path: str, is_package: bool, tree: ast.Module) -> Out
         imports,
         tuple(star),
         assigns,
+        {n: _class_facts(c) for n, c in classes.items()},
     )
+
+
+def _class_facts(node: ast.ClassDef) -> tuple:
+    """(own fields, base names, has a __post_init__, that one calls super().__post_init__())."""
+    post_init = _post_init(node)
+    calls_super = post_init is not None and any(
+        isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr == "__post_init__"
+        and isinstance(n.func.value, ast.Call)
+        and dotted(n.func.value.func) == "super"
+        for n in walk(post_init)
+    )
+    own = own_fields(node) if is_dataclass_class(node) else {}
+    return own, tuple(base_names(node)), post_init is not None, calls_super
+
+
+def _post_init(node: ast.ClassDef) -> ast.FunctionDef | None:
+    return next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__post_init__"), None)
 
 
 def _may_be_module(root: str, name: str) -> bool:
@@ -216,6 +241,7 @@ class _Module:
         self.imports = outline.imports
         self.star = outline.star
         self.assigns = _Assigned(outline.assigns)
+        self.class_facts = outline.class_facts
 
 
 class Registry:
@@ -239,9 +265,10 @@ class Registry:
         self._modules[name] = found
         return found
 
-    def _lookup(self, module: str, name: str, seen: set) -> tuple[str, str, ast.expr | ast.ClassDef] | None:
+    def _lookup(self, module: str, name: str, seen: set, parse: bool = True):
         """(module, name, definition) for `name` as seen from `module`, following imports,
-        aliases (`X = Y`) and star imports; None outside the tree."""
+        aliases (`X = Y`) and star imports; None outside the tree. A class's definition is its
+        ClassDef, or CLASS with `parse` off (the field resolver reads the outline's facts)."""
         key = (module, name)
         if key in seen:
             return None
@@ -250,14 +277,14 @@ class Registry:
         if mod is None:
             return None
         if name in mod.classes:
-            return module, name, mod.classes[name]
+            return module, name, mod.classes[name] if parse else CLASS
         if name in mod.functions:
             return module, name, mod.functions[name]
         if name in mod.assigns:
             value = mod.assigns[name]
             ref = dotted(value) if isinstance(value, ast.Name | ast.Attribute) else None
             if ref:
-                return self._resolve_dotted(module, ref, seen)
+                return self._resolve_dotted(module, ref, seen, parse)
             return module, name, value
         if name in mod.imports:
             target, attr = mod.imports[name]
@@ -265,11 +292,11 @@ class Registry:
                 return (target, "", ast.Constant(None)) if self._module(target) else None
             if self._module(f"{target}.{attr}") is not None:  # `from . import actor`: a submodule
                 return f"{target}.{attr}", "", ast.Constant(None)
-            return self._lookup(target, attr, seen)
+            return self._lookup(target, attr, seen, parse)
         for star in mod.star:
             if not self._exports(star, name):
                 continue
-            found = self._lookup(star, name, seen)
+            found = self._lookup(star, name, seen, parse)
             if found is not None:
                 return found
         submodule = f"{module}.{name}"
@@ -311,51 +338,48 @@ class Registry:
         and aliases; name is "" for a module; None outside the tree."""
         return self._resolve_dotted(module, ref)
 
-    def _resolve_dotted(self, module: str, ref: str, seen: set | None = None):
+    def _resolve_dotted(self, module: str, ref: str, seen: set | None = None, parse: bool = True):
         """Resolve `a.b.C` written in `module` (the first part is a local name)."""
         seen = set() if seen is None else seen
         head, *rest = ref.split(".")
-        found = self._lookup(module, head, seen)
+        found = self._lookup(module, head, seen, parse)
         for part in rest:
             if found is None or found[1] != "":  # only a module has attributes we follow
                 return None
-            found = self._lookup(found[0], part, seen)
+            found = self._lookup(found[0], part, seen, parse)
         return found
 
     # ---- classes -------------------------------------------------------------
 
-    def _class(self, module: str, node: ast.ClassDef) -> ClassInfo:
-        qualname = f"{module}.{node.name}"
+    def _class(self, module: str, name: str) -> ClassInfo:
+        """The class `name` defined in `module`, from the module's outline (its body is parsed
+        only when its __post_init__'s checks are asked for: _checks_of)."""
+        qualname = f"{module}.{name}"
         if qualname in self._classes:
             return self._classes[qualname]
-        dc = is_dataclass_class(node)
-        info = ClassInfo(qualname, dc, own_fields(node) if dc else {}, [], False, False, module=module)
+        mod = self._module(module)
+        own, bases, has_post_init, calls_super = mod.class_facts[name]
+        dc = name in mod.dataclasses
+        info = ClassInfo(qualname, dc, dict(own), [], has_post_init, calls_super, module=module)
         self._classes[qualname] = info  # before the bases: a cycle ends here
-        for base in base_names(node):
-            found = self._resolve_dotted(module, base)
-            if found and isinstance(found[2], ast.ClassDef):
-                info.bases.append(self._class(found[0], found[2]))
+        for base in bases:
+            found = self._resolve_dotted(module, base, parse=False)
+            if found and found[2] is CLASS:
+                info.bases.append(self._class(found[0], found[1]))
             else:
                 info.bases.append(None)
                 origin = self._origin(module, base)
                 if origin.split(".")[0] == "verl":
                     info.missing.append(f"{origin}.{base.rsplit('.', 1)[-1]}")
-        post_init = next(
-            (n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__post_init__"),
-            None,
-        )
-        if post_init is not None:
-            info.has_post_init = True
-            info.calls_super_post_init = any(
-                isinstance(n, ast.Call)
-                and isinstance(n.func, ast.Attribute)
-                and n.func.attr == "__post_init__"
-                and isinstance(n.func.value, ast.Call)
-                and dotted(n.func.value.func) == "super"
-                for n in walk(post_init)
-            )
-            info.checks = _Checks(self, module, qualname).read(post_init)
         return info
+
+    def _checks_of(self, info: ClassInfo) -> list[EnumCheck]:
+        """The value checks of the class's own __post_init__ (read once, from its statement)."""
+        if info.checks is None:
+            node = self._module(info.module).classes[info.qualname[len(info.module) + 1 :]]
+            post_init = _post_init(node)
+            info.checks = _Checks(self, info.module, info.qualname).read(post_init) if post_init else []
+        return info.checks
 
     def _origin(self, module: str, ref: str) -> str:
         """The module a dotted reference's first name comes from (the module itself when local)."""
@@ -382,10 +406,10 @@ class Registry:
                 return None
             target = matches[0]
         module, _, name = target.rpartition(".")
-        found = self._lookup(module, name, set())
-        if found is None or not isinstance(found[2], ast.ClassDef):
+        found = self._lookup(module, name, set(), parse=False)
+        if found is None or found[2] is not CLASS:
             return None
-        return self._class(found[0], found[2])
+        return self._class(found[0], found[1])
 
     def dataclasses(self) -> tuple[str, ...]:
         """Qualified names of the dataclasses defined in the scanned files, sorted."""
@@ -405,7 +429,7 @@ class Registry:
                 if mod is None:
                     continue
                 for name in mod.dataclasses:
-                    out.append(self._class(module, mod.classes[name]).qualname)
+                    out.append(self._class(module, name).qualname)
         self._scanned = tuple(sorted(set(out)))
         return self._scanned
 
@@ -487,7 +511,7 @@ class Registry:
                 continue
             seen.add(cls.qualname)
             if cls.has_post_init:
-                out.extend(cls.checks)
+                out.extend(self._checks_of(cls))
                 if not cls.calls_super_post_init:
                     continue
             # the next __post_init__ up the chain runs: the bases' (first one that has it, per base)
@@ -560,9 +584,9 @@ class Registry:
         if last in _ANY_NAMES and not isinstance(node, ast.Subscript):
             return "any", None
         if module and not isinstance(node, ast.Subscript):
-            found = self._resolve_dotted(module, name)
-            if found and isinstance(found[2], ast.ClassDef):
-                cls = self._class(found[0], found[2])
+            found = self._resolve_dotted(module, name, parse=False)
+            if found and found[2] is CLASS:
+                cls = self._class(found[0], found[1])
                 if cls.is_dataclass:
                     return "dataclass", cls.qualname
         return "other", None
