@@ -20,7 +20,8 @@ for a tree whose verl was checked before), warm, warm after
 touching one file, cold with -j 1 and with -j 2, and the worst single script
 (in-process, with the compositions and facts kept, as for one file cold), each with its
 ratio to shellcheck. Each is the best of
-three runs, shellcheck's too (the machine is shared: the minimum is the least disturbed).
+three runs, shellcheck's too (the machine is shared: the minimum is the least disturbed). The
+copy of a tree is measured once it has settled (`settle`: two seconds, as any checkout has).
 
 Last, the reference script alone (examples/grpo_trainer/run_qwen3_5_35b_megatron.sh): cold with
 the compositions and the facts of verl's code kept (its folder checked once before, the results
@@ -148,12 +149,23 @@ def worst_script(files: list[str], config: str | None, env: dict) -> tuple[float
         return worst
 
 
+def settle() -> None:
+    """Wait until files written now count as settled (file_digests.SETTLED_NS): a tree is
+    measured as a checkout older than a second or two, whose digests a run keeps; one copied
+    this very moment would be hashed again by the next run, the first warm one included."""
+    sys.path.insert(0, os.path.join(ROOT, "src"))
+    from verl_preflight.file_digests import SETTLED_NS
+
+    time.sleep(SETTLED_NS / 1e9 + 0.2)
+
+
 def tree_rows(name: str, top: str, config: str | None, shellcheck: str | None) -> list[tuple[str, str]]:
     files = sorted(os.path.join(d, f) for d, _, fs in os.walk(top) for f in fs if f.endswith(".sh"))
     with tempfile.TemporaryDirectory() as tmp:
         copy = os.path.join(tmp, "tree")
         shutil.copytree(top, copy, symlinks=True)
         files = [os.path.join(copy, os.path.relpath(f, top)) for f in files]
+        settle()
         cmd = [sys.executable, TOOL, "--format", "json", *(["--verl-config", config] if config else []), *files]
         timed([sys.executable, "-c", "pass"], _env(tmp))  # warm the page cache for the interpreter
         # best of REPEAT for each measure (the machine is shared: the minimum is the least disturbed)

@@ -696,6 +696,27 @@ def test_a_missing_files_absence_is_kept_while_the_folder_above_it_is_unchanged(
     assert digests.file_digest(str(module)) is None
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_check_keeps_the_digest_of_every_file_it_read_in_a_worker_too(tree, monkeypatch, jobs):
+    """What a check reads (the scripts, the files they source or look for and miss) is kept
+    with its stamp as it is read, in -j workers too (handed to the parent, which saves the
+    table): the first warm run after a cold one hashes nothing again. (verl's sources, which
+    this process may have read before the test: test_command_memo's warm start, which writes
+    nothing.)"""
+    digests = _fresh_digests(monkeypatch)
+    _settled_clock(digests, monkeypatch)  # (the workers are forked: they read the same clock)
+    names = [f"s{i}.sh" for i in range(8)]  # runner.SERIAL_BELOW scripts: workers with -j 2
+    for name in names:
+        (tree / name).write_text("#!/usr/bin/env bash\nsource ./missing.sh\nA=(trainer.total_epochs=3)\n" + LAUNCH)
+    opts = Options(schema=load_schema(None))
+    source = locate(None)
+    caches = ConfigCaches(ConfigCache(source, use_disk=True))
+    run_files(names, caches, opts, jobs, ResultCache(source, caches.main.digest, opts))
+    table = digests._table
+    assert all(isinstance(table.get(str(tree / n)), list) and table[str(tree / n)][5] for n in names)
+    assert table[str(tree / "missing.sh")][5:] == [None, str(tree)]
+
+
 def test_a_folders_listing_is_kept_while_no_folder_its_walk_read_changed(tree, monkeypatch):
     """Which .py files are below a folder (a source.LISTING dependency, verl's hundreds of
     modules) is walked again only when one of the folders the walk read has changed."""

@@ -95,12 +95,12 @@ def answers_of_run(args, run, entry: str) -> dict | None:
     points come from): the files it found, the tree's digest and the schema's as they were
     read, so a file changed after that is a miss next time, never a stale report. None when
     they cannot be kept (settings that are not plain JSON)."""
+    import json
+
     from .file_digests import tool_fingerprint
     from .source import hydra_versions
 
     s = run.source
-    import json
-
     try:
         return _answers(
             json.loads(json.dumps(args.settings)),  # as it is read back (a tuple a list)
@@ -139,6 +139,8 @@ def _file(key: str) -> str | None:
 def put(argv, args, run, entry: str, report_key: str) -> None:
     """Keep what this run's steps answered (`answers_of_run`) and the key of the report it
     kept (called where report_memo kept or found that report)."""
+    import json
+
     if args.verl or getattr(args, "model_config", None):
         return
     answered = answers_of_run(args, run, entry)
@@ -155,8 +157,6 @@ def put(argv, args, run, entry: str, report_key: str) -> None:
         "answers": answered,
         "report": report_key,
     }
-    import json
-
     try:
         json.dumps(entry, ensure_ascii=False).encode("utf-8")  # as cache_files writes it
     except (TypeError, ValueError, UnicodeError):  # (an argument that is no UTF-8: not kept)

@@ -69,9 +69,10 @@ def installed_root() -> str | None:
 def installed_version(root: str) -> str | None:
     site = os.path.dirname(root)
     for name in sorted(os.listdir(site)) if os.path.isdir(site) else []:
-        version = name[len("verl-") : -len(".dist-info")]
-        if name.startswith("verl-") and name.endswith(".dist-info") and version and "-" not in version:
-            return version
+        if name.startswith("verl-") and name.endswith(".dist-info"):
+            version = name[len("verl-") : -len(".dist-info")]  # verl-0.9.1.dist-info
+            if version and "-" not in version:
+                return version
     return version_file(root)
 
 

@@ -25,8 +25,8 @@ folder's times likewise); a younger file is hashed on every call (and kept by a 
 once it has settled).
 
 The table is written back by `save()` when this process hashed a file it did not have, by
-the command that ran (not by -j workers, whose digests the parent takes again as needed);
-`--no-cache` keeps it in memory only.
+the command that ran; a -j worker hands what it kept to the parent (`taken`, `merge`), which
+saves it. `--no-cache` keeps it in memory only.
 Two runs writing at once: the last one wins, and a digest the other kept is hashed again.
 """
 
@@ -39,7 +39,7 @@ from functools import lru_cache
 
 from . import cache_files
 
-FORMAT = 2  # 2: a missing file kept with its folder's stamp
+FORMAT = 2  # 2: missing files and folders' listings kept too
 SETTLED_NS = 2_000_000_000  # a file's times this much older than now: no second write shares them
 MAX_ENTRIES = 50_000  # past this the oldest entries go (a miss only reads the file again)
 
@@ -48,6 +48,7 @@ _table: dict | None = None  # abspath -> [dev, ino, size, mtime_ns, ctime_ns, di
 # -> [its listing's digest, [[folder, dev, ino, size, mtime_ns, ctime_ns], ...] of its walk]
 LISTED = "listing:"  # (no file's absolute path starts so)
 _added = False
+_fresh: dict = {}  # what this process kept since `taken()` was last asked (a -j worker's, for the parent)
 
 
 def _file() -> str | None:
@@ -93,14 +94,30 @@ def file_digest(path: str) -> str | None:
             info = os.fstat(fh.fileno())
             digest = hashlib.sha256(fh.read()).hexdigest()
     except FileNotFoundError:
-        folder = _folder_above(key)
-        if folder is not None:
-            _keep(key, [*_stamp(folder[1]), None, folder[0]], folder[1])
+        _keep_missing(key)
         return None
     except OSError:
         return None
     _keep(key, [*_stamp(info), digest], info)
     return digest
+
+
+def remember(path: str, info: os.stat_result | None, digest: str | None) -> None:
+    """What another reader found of a file (source.read_source: `info` taken by fstat before
+    it read the bytes whose digest is `digest`; None for both: it was not there), kept as
+    file_digest keeps it: a warm run after a cold one asks the file system only for stamps."""
+    _load()
+    key = os.path.abspath(path)
+    if digest is None:
+        _keep_missing(key)
+    elif info is not None:
+        _keep(key, [*_stamp(info), digest], info)
+
+
+def _keep_missing(key: str) -> None:
+    folder = _folder_above(key)
+    if folder is not None:
+        _keep(key, [*_stamp(folder[1]), None, folder[0]], folder[1])
 
 
 def _folder_above(path: str) -> tuple[str, os.stat_result] | None:
@@ -120,11 +137,30 @@ def _folder_above(path: str) -> tuple[str, os.stat_result] | None:
 def _keep(key: str, record: list, info: os.stat_result) -> None:
     """Keep `record` (a digest with the file's stamp, or an absence with its folder's) once the
     times `info` holds have settled."""
-    global _added
     if max(info.st_mtime_ns, info.st_ctime_ns) < time.time_ns() - SETTLED_NS:
-        _table.pop(key, None)
-        _table[key] = record
-        _added = True
+        _put(key, record)
+
+
+def _put(key: str, record: list) -> None:
+    global _added
+    _table.pop(key, None)
+    _table[key] = _fresh[key] = record
+    _added = True
+
+
+def taken() -> dict:
+    """The records this process kept since the last call (a -j worker's, sent to the parent)."""
+    global _fresh
+    out, _fresh = _fresh, {}
+    return out
+
+
+def merge(records: dict) -> None:
+    """Keep the records a -j worker kept (`taken` there), to be saved with this process's."""
+    if records:
+        _load()
+        for key, record in records.items():
+            _put(key, record)
 
 
 def listing_digest(top: str, walk) -> str | None:
@@ -141,18 +177,22 @@ def listing_digest(top: str, walk) -> str | None:
             pass
     before = time.time_ns()  # a folder written during the walk has later times: not kept
     digest, folders = walk(top)
+    remember_listing(top, digest, folders, before)
+    return digest
+
+
+def remember_listing(top: str, digest: str | None, folders: list, before: int) -> None:
+    """Keep the listing `digest` of `top` with the stamps of the `folders` a walk that started
+    at `before` (time.time_ns) read, when none of them changed since a while before that."""
     if digest is None or not folders:
-        return digest
+        return
     try:
         stamps = [[f, *_stamp(os.stat(f))] for f in folders]
     except OSError:
-        return digest
+        return
     if all(max(s[4], s[5]) < before - SETTLED_NS for s in stamps):
-        global _added
-        _table.pop(key, None)
-        _table[key] = [digest, stamps]
-        _added = True
-    return digest
+        _load()
+        _put(LISTED + os.path.abspath(top), [digest, stamps])
 
 
 @lru_cache(maxsize=1)

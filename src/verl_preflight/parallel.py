@@ -5,7 +5,8 @@ run composes nothing); a composition one worker makes is published in a folder
 of the run for the others (tree.SharedSnapshots), and the entries a worker adds
 come back with its results
 and the parent merges them before saving, so the cache grows the same way as
-in a serial run.
+in a serial run. So do the file digests a worker kept (file_digests.taken): the
+parent's table is the one saved.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import itertools
 import os
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
+
+from .file_digests import merge
 
 _STATE: dict = {}
 
@@ -43,7 +46,10 @@ def _added(table: dict, known: int) -> dict:
 
 
 def _work(path: str):
-    """The outcome of one script, and what each config tree's cache gained: {(source, tree): tables}."""
+    """The outcome of one script, what each config tree's cache gained ({(source, tree):
+    tables}), and the file digests the worker kept meanwhile."""
+    from .file_digests import taken
+
     caches = _STATE["caches"]
     outcome = _STATE["run_one"](path, caches, _STATE["opts"])
     fresh = {}
@@ -63,7 +69,7 @@ def _work(path: str):
             },
         )
         _STATE["known"][key] = _sizes(cache)
-    return outcome, fresh
+    return outcome, fresh, taken()
 
 
 def _size(path: str) -> int:
@@ -84,8 +90,9 @@ def run(files, caches, opts, jobs: int, run_one) -> list:
         ProcessPoolExecutor(max_workers=jobs, initializer=_init, initargs=(*shared, opts, run_one, shared_dir)) as pool,
     ):
         done = pool.map(_work, [files[i] for i in order], chunksize=max(1, len(files) // (jobs * 8)))
-        for i, (outcome, fresh) in zip(order, done, strict=True):
+        for i, (outcome, fresh, digests) in zip(order, done, strict=True):
             outcomes[i] = outcome
             for source, tree, tables in fresh.values():
                 caches.get(source, tree).merge(**tables)
+            merge(digests)
     return outcomes

@@ -10,10 +10,11 @@ import hashlib
 import importlib.util
 import os
 import stat
+import time
 from functools import lru_cache
 
 from .config_location import TREE_DEPENDENCY, current_tree_hash
-from .file_digests import file_digest, listing_digest
+from .file_digests import file_digest, listing_digest, remember, remember_listing
 
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 
@@ -76,8 +77,11 @@ def _read_at_most(fd: int, size: int) -> bytes:
 
 
 def read_script(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
-    """The file's bytes; ReadError when it cannot be read, TooLarge over max_bytes."""
-    return read_stamped(path, max_bytes)[0]
+    """The file's bytes; ReadError when it cannot be read, TooLarge over max_bytes. Its digest
+    is kept with its stamp (file_digests.remember): the next warm run reads only the stamp."""
+    data, info = read_stamped(path, max_bytes)
+    remember(path, info, hashlib.sha256(data).hexdigest())
+    return data
 
 
 def reader(max_bytes: int = DEFAULT_MAX_BYTES):
@@ -116,6 +120,8 @@ class Recorder:
                 data = read_script(path, self.max_bytes)
             except (ReadError, TooLarge):
                 data = None
+                if not os.path.lexists(path):
+                    remember(path, None, None)  # (its absence kept, as read_script keeps a file's stamp)
         self.note(path, data)
         return data
 
@@ -154,8 +160,10 @@ def python_files(top: str) -> list[str]:
     folders and files sorted. Which files they are is recorded like a source read
     (SOURCES_READ[top + LISTING]): a fact or a result derived from every module of a tree
     depends on a module added to it too, not only on the bytes of those it read."""
-    paths = _python_files(top)
-    SOURCES_READ[os.path.abspath(top) + LISTING] = _listing_digest(top, paths)
+    before, folders = time.time_ns(), []
+    paths = _python_files(top, folders)
+    digest = SOURCES_READ[os.path.abspath(top) + LISTING] = _listing_digest(top, paths)
+    remember_listing(top, digest, folders, before)  # (kept: the next warm run walks none of it)
     return paths
 
 
@@ -219,11 +227,17 @@ def read_source(path: str, errors: str = "strict") -> str | None:
     depends on it like on the script, so an edited dataclass or model config re-checks."""
     try:
         with open(path, "rb") as fh:
+            info = os.fstat(fh.fileno())
             data = fh.read()
+    except FileNotFoundError:
+        SOURCES_READ[os.path.abspath(path)] = None
+        remember(path, None, None)  # (its absence kept: the next warm run tries no open)
+        return None
     except OSError:
         SOURCES_READ[os.path.abspath(path)] = None
         return None
-    SOURCES_READ[os.path.abspath(path)] = hashlib.sha256(data).hexdigest()
+    digest = SOURCES_READ[os.path.abspath(path)] = hashlib.sha256(data).hexdigest()
+    remember(path, info, digest)  # (its stamp kept: the next warm run reads only that)
     try:
         return data.decode("utf-8", errors)
     except UnicodeDecodeError:
@@ -235,6 +249,8 @@ def looked_for(path: str) -> bool:
     there): a result that found none there is checked again once one appears."""
     digest = file_digest(path) if os.path.isfile(path) else None
     SOURCES_READ[os.path.abspath(path)] = digest
+    if digest is None and not os.path.lexists(path):
+        remember(path, None, None)  # (its absence kept: the next warm run asks the folder above it)
     return digest is not None
 
 

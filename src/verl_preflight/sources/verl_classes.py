@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..derived import kept_reading
+from ..file_digests import remember
 from ..source import SOURCES_READ
 from ._pyast import (
     ParsedWhenUsed,
@@ -208,6 +209,7 @@ def _may_be_module(root: str, name: str) -> bool:
         return True
     for path in candidates:  # its absence is read like a file (a result depends on it: one added re-checks)
         SOURCES_READ[os.path.abspath(path)] = None
+        remember(path, None, None)  # (and kept: a warm run asks the folder above it only)
     return False
 
 
