@@ -142,7 +142,10 @@ def _keep(key: str, record: list, info: os.stat_result) -> None:
 
 
 def _put(key: str, record: list) -> None:
+    """Keep `record` for `key` (the table written back only when a record is new)."""
     global _added
+    if _table.get(key) == record:
+        return
     _table.pop(key, None)
     _table[key] = _fresh[key] = record
     _added = True
