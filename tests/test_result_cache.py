@@ -696,6 +696,66 @@ def test_a_missing_files_absence_is_kept_while_the_folder_above_it_is_unchanged(
     assert digests.file_digest(str(module)) is None
 
 
+def test_no_absence_is_kept_where_a_link_to_nothing_could_bring_the_file(tree, monkeypatch):
+    """A missing file behind a link whose target is not there (the leaf, or a folder on the way:
+    `common -> ../shared/common`, not cloned yet) is not kept as missing: its target can appear
+    without a write to the folder that holds the link. Seen at once when it appears."""
+    import hashlib
+
+    digests = _fresh_digests(monkeypatch)
+    _settled_clock(digests, monkeypatch)
+    (tree / "proj").mkdir()
+    (tree / "proj" / "env.sh").symlink_to(tree / "shared" / "env.sh")
+    (tree / "proj" / "common").symlink_to(tree / "shared" / "common")
+    leaf, below = tree / "proj" / "env.sh", tree / "proj" / "common" / "env.sh"
+    for path in (leaf, below):
+        assert digests.file_digest(str(path)) is None
+        assert str(path) not in digests._table
+    from verl_preflight.source import Recorder, read_source
+
+    assert Recorder()(str(below)) is None and read_source(str(below)) is None
+    assert str(below) not in digests._table
+    (tree / "shared" / "common").mkdir(parents=True)
+    for path in (tree / "shared" / "env.sh", tree / "shared" / "common" / "env.sh"):
+        path.write_bytes(b"X=1\n")
+    assert digests.file_digest(str(leaf)) == digests.file_digest(str(below)) == hashlib.sha256(b"X=1\n").hexdigest()
+
+
+def test_no_listing_is_kept_where_a_walk_met_a_link_or_a_folder_it_could_not_read(tree, monkeypatch):
+    """A listing rests on the stamps of the folders its walk read; a link met in the walk (its
+    target can change kind: a folder named x.py becomes a file) or a folder it could not read (a
+    chmod changes only that folder's stamp) is not covered by them: such a listing is not kept."""
+    from verl_preflight import source
+
+    digests = _fresh_digests(monkeypatch)
+    _settled_clock(digests, monkeypatch)
+    top = tree / "verl"
+    top.mkdir()
+    (top / "a.py").write_text("")
+    (tree / "elsewhere").mkdir()
+    (top / "x.py").symlink_to(tree / "elsewhere")  # a link to a folder: not listed, not walked
+    listing = str(top) + source.LISTING
+    first = source.digest_of(listing)
+    assert digests.LISTED + str(top) not in digests._table
+    (tree / "elsewhere").rmdir()
+    (tree / "elsewhere").write_text("")  # its target a file now: x.py is listed
+    assert source.digest_of(listing) != first
+    (top / "x.py").unlink()
+    folders: list = []
+    source._python_files(str(top), folders)
+    assert None not in folders  # no link left: this walk's listing is kept
+    monkeypatch.setattr(source.os, "walk", lambda top, onerror=None: _unreadable_walk(top, onerror))
+    folders = []
+    source._python_files(str(top), folders)
+    assert None in folders  # a folder the walk could not read
+
+
+def _unreadable_walk(top, onerror):
+    """os.walk's way with a folder it cannot read (root is not refused by a chmod)."""
+    onerror(PermissionError(13, "Permission denied", os.path.join(top, "locked")))
+    yield top, [], ["a.py"]
+
+
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_a_check_keeps_the_digest_of_every_file_it_read_in_a_worker_too(tree, monkeypatch, jobs):
     """What a check reads (the scripts, the files they source or look for and miss) is kept

@@ -16,7 +16,12 @@ five are the same, the first missing name below it is still missing, and so is t
 
 A folder's listing (which files are below it: source.py's `folder + LISTING` dependencies,
 verl's hundreds of modules) is kept likewise, with the stamps of the folders its walk read:
-while none of them changed, no name below was added, removed or renamed.
+while none of them changed, no name below was added, removed or renamed. Not kept where a
+stamp does not cover what the answer rests on: a link to nothing on a missing file's way
+(its target can appear elsewhere), a folder a walk could not read (a chmod changes only its
+own stamp), a link met in a walk (its target can change kind). An automounted folder that
+shows a name without a write to the folder above it is beyond this: check such a tree with
+--no-cache.
 
 One race is left, the one git's index has: the file systems' clocks are coarse, so a file
 written twice within one tick keeps its times. A digest is therefore kept only for a file
@@ -115,19 +120,23 @@ def remember(path: str, info: os.stat_result | None, digest: str | None) -> None
 
 
 def _keep_missing(key: str) -> None:
+    if os.path.lexists(key):  # a link to nothing: its target can appear without a write to the folder
+        return
     folder = _folder_above(key)
     if folder is not None:
         _keep(key, [*_stamp(folder[1]), None, folder[0]], folder[1])
 
 
 def _folder_above(path: str) -> tuple[str, os.stat_result] | None:
-    """The nearest folder above `path` that is there and what `stat` says of it, or None."""
+    """The nearest folder above `path` that is there and what `stat` says of it, or None (also
+    when a name on the way is a link to nothing: its target can appear without a write to the
+    folder that holds the link)."""
     folder = os.path.dirname(path)
     while True:
         try:
             return folder, os.stat(folder)
         except FileNotFoundError:
-            if os.path.dirname(folder) == folder:
+            if os.path.dirname(folder) == folder or os.path.lexists(folder):
                 return None
             folder = os.path.dirname(folder)
         except OSError:
@@ -186,8 +195,10 @@ def listing_digest(top: str, walk) -> str | None:
 
 def remember_listing(top: str, digest: str | None, folders: list, before: int) -> None:
     """Keep the listing `digest` of `top` with the stamps of the `folders` a walk that started
-    at `before` (time.time_ns) read, when none of them changed since a while before that."""
-    if digest is None or not folders:
+    at `before` (time.time_ns) read, when none of them changed since a while before that.
+    None among `folders`: the walk met what a folder's stamp does not cover (a folder it could
+    not read, a link), and nothing is kept."""
+    if digest is None or not folders or None in folders:
         return
     try:
         stamps = [[f, *_stamp(os.stat(f))] for f in folders]

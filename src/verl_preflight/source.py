@@ -134,12 +134,20 @@ LISTING = os.sep + "*.py"  # SOURCES_READ[folder + LISTING]: which Python files 
 
 
 def _python_files(top: str, folders: list | None = None) -> list[str]:
+    """The .py files below `top`; `folders`: the folders the walk read, and None for what
+    their stamps do not cover (a folder it could not read, a link: file_digests.remember_listing)."""
     paths = []
-    for dirpath, dirnames, filenames in os.walk(top):
+
+    def unreadable(_error: OSError) -> None:
+        folders.append(None)
+
+    for dirpath, dirnames, filenames in os.walk(top, onerror=unreadable if folders is not None else None):
         dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", "tests"))
         paths.extend(os.path.join(dirpath, n) for n in sorted(filenames) if n.endswith(".py"))
         if folders is not None:
             folders.append(dirpath)
+            if any(os.path.islink(os.path.join(dirpath, n)) for n in (*dirnames, *filenames)):
+                folders.append(None)
     return paths
 
 
