@@ -109,8 +109,9 @@ def file_digest(path: str) -> str | None:
 
 def remember(path: str, info: os.stat_result | None, digest: str | None) -> None:
     """What another reader found of a file (source.read_source: `info` taken by fstat before
-    it read the bytes whose digest is `digest`; None for both: it was not there), kept as
-    file_digest keeps it: a warm run after a cold one asks the file system only for stamps."""
+    it read the bytes whose digest is `digest`; None for both: it could not be read, kept as
+    missing only where no name is there at all), kept as file_digest keeps it: a warm run
+    after a cold one asks the file system only for stamps."""
     _load()
     key = os.path.abspath(path)
     if digest is None:

@@ -120,8 +120,7 @@ class Recorder:
                 data = read_script(path, self.max_bytes)
             except (ReadError, TooLarge):
                 data = None
-                if not os.path.lexists(path):
-                    remember(path, None, None)  # (its absence kept, as read_script keeps a file's stamp)
+                remember(path, None, None)  # (kept as missing only where nothing is there)
         self.note(path, data)
         return data
 
@@ -237,12 +236,10 @@ def read_source(path: str, errors: str = "strict") -> str | None:
         with open(path, "rb") as fh:
             info = os.fstat(fh.fileno())
             data = fh.read()
-    except FileNotFoundError:
+    except OSError as err:
         SOURCES_READ[os.path.abspath(path)] = None
-        remember(path, None, None)  # (its absence kept: the next warm run tries no open)
-        return None
-    except OSError:
-        SOURCES_READ[os.path.abspath(path)] = None
+        if isinstance(err, FileNotFoundError):
+            remember(path, None, None)  # (its absence kept: the next warm run tries no open)
         return None
     digest = SOURCES_READ[os.path.abspath(path)] = hashlib.sha256(data).hexdigest()
     remember(path, info, digest)  # (its stamp kept: the next warm run reads only that)
@@ -257,8 +254,8 @@ def looked_for(path: str) -> bool:
     there): a result that found none there is checked again once one appears."""
     digest = file_digest(path) if os.path.isfile(path) else None
     SOURCES_READ[os.path.abspath(path)] = digest
-    if digest is None and not os.path.lexists(path):
-        remember(path, None, None)  # (its absence kept: the next warm run asks the folder above it)
+    if digest is None:
+        remember(path, None, None)  # (kept as missing only where nothing is there)
     return digest is not None
 
 
