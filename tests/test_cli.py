@@ -208,8 +208,9 @@ def test_usage_errors_exit_2(capsys, args, needle):
 
 
 def test_missing_verl_says_how_to_install(tmp_path):
-    """A Python without verl: exit 2 and the pip command, no traceback."""
-    env = dict(os.environ)
+    """A Python without verl, where no release can be fetched either: exit 2 and the pip command,
+    no traceback."""
+    env = dict(os.environ, VERL_PREFLIGHT_WHEELS=str(tmp_path), XDG_CACHE_HOME=str(tmp_path / "cache"))
     env.pop("VERL_CONFIG_DIR", None)
     code = (
         "import sys, importlib.util; real = importlib.util.find_spec;"

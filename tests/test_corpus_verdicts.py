@@ -334,7 +334,6 @@ LAUNCH_PASSES_ARGS = {
         ("examples/grpo_trainer/run_qwen3-235b_megatron_96gb.sh", 78),
         ("examples/grpo_trainer/run_qwen3-8b_npu.sh", 12),
         ("examples/grpo_trainer/run_qwen3_4b_grpo_vllm_1k_npu.sh", 35),
-        ("examples/grpo_trainer/run_qwen3_vl-30b-megatron.sh", 20),
         ("examples/grpo_trainer/run_qwen3moe-30b_megatron_96gb.sh", 95),
         ("examples/gspo_trainer/run_qwen30b_gspo.sh", 163),
         ("examples/gspo_trainer/test_gspo_qwen30b_a3b_ep.sh", 80),
@@ -363,12 +362,24 @@ LAUNCH_PASSES_ARGS = {
     ],
     LOGIC_RL: [
         ("examples/generation/run_deepseek_v2_lite_math.sh", 1),
-        ("examples/sft/gsm8k/run_deepseek_6b7.sh", 7),
-        ("examples/sft/gsm8k/run_gemma_7b.sh", 7),
         ("scripts/train_ppo_3B_4gpu.sh", 1),
         ("scripts/train_ppo_7B_4gpu.sh", 1),
     ],
 }
+# a script that reads its own arguments and forwards none (`ENGINE=${1:-vllm}`, `nproc_per_node=$1`):
+# a "$@" at the end would hand Hydra those words too and break the launch (issue 43: never advised)
+OWN_ARGUMENTS = (
+    "bash: the script's first argument is its own option; appended \"$@\" would pass it to Hydra as an override "
+    "(hydra/core/override_parser/overrides_parser.py: a bare word is no override), so the advice would break it"
+)
+VERDICTS += [
+    (corpus, script, line, "launch-passes-args", FALSE, OWN_ARGUMENTS)
+    for corpus, script, line in (
+        (V07, "examples/grpo_trainer/run_qwen3_vl-30b-megatron.sh", 20),
+        (LOGIC_RL, "examples/sft/gsm8k/run_deepseek_6b7.sh", 7),
+        (LOGIC_RL, "examples/sft/gsm8k/run_gemma_7b.sh", 7),
+    )
+]
 # found once the guard `[ "$#" -lt 2 ] && exit 1` is passed with the arguments given (issue 20)
 LAUNCH_PASSES_ARGS[V07] += [
     ("tests/special_e2e/run_r1_distill_qwen_aime24_eval.sh", 26),
@@ -688,7 +699,8 @@ def documents():
     out = {}
     for corpus, tree in CONFIG_TREES.items():
         root = os.path.join(CORPUS, corpus)
-        args = ["--no-cache", "--format", "json", "--verl-config", os.path.join(CORPUS, tree), root]
+        args = ["--no-cache", "--enable", "launch-passes-args", "--format", "json", "--verl-config"]
+        args += [os.path.join(CORPUS, tree), root]
         buf = io.StringIO()
         with contextlib.redirect_stdout(buf):
             main(args)

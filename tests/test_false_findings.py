@@ -149,7 +149,7 @@ def test_a_script_that_readies_ascend_in_one_branch_is_not_on_ascend_in_the_othe
 def warnings(tmp_path, capsys, text: str, rule: str) -> list[int]:
     path = tmp_path / "run.sh"
     path.write_text("#!/usr/bin/env bash\n" + text)
-    main(["--no-cache", "--format", "json", str(path)])
+    main(["--no-cache", "--enable", "launch-passes-args", "--format", "json", str(path)])
     out, _ = capsys.readouterr()
     return sorted(f["line"] for f in json.loads(out)["findings"] if f["rule"] == rule)
 
@@ -189,10 +189,10 @@ def test_eval_of_a_command_string_without_the_script_arguments_keeps_its_warning
 
 
 def findings_of(tmp_path, capsys, text: str, name: str = "run.sh") -> list[tuple[int, str, str]]:
-    """(line, rule, severity) of every finding."""
+    """(line, rule, severity) of every finding (the opt-in launch-passes-args turned on)."""
     path = tmp_path / name
     path.write_text("#!/usr/bin/env bash\n" + text)
-    main(["--no-cache", "--format", "json", str(path)])
+    main(["--no-cache", "--enable", "launch-passes-args", "--format", "json", str(path)])
     return sorted((f["line"], f["rule"], f["severity"]) for f in json.loads(capsys.readouterr().out)["findings"])
 
 

@@ -10,7 +10,7 @@ layers, top to bottom (design.md, "Layers"):
     rules     rules/                         each rule: id, doc, check or mapping, fix
     stages    target, target_config, hydra_stage/, launches, layout, memory, stack, machine (this machine's facts)
     readers   shell/ (bash only), sources/ (verl, Megatron, MindSpeed code)
-    base      values, source, config_location, edits, findings, data
+    base      values, source, config_location, repository, edits, findings, data
 
 A module imports its own layer or a lower one; shell and sources do not import each other;
 report imports neither hydra_stage nor shell nor sources (it formats what the pipeline computed).
@@ -33,7 +33,7 @@ LAYERS = [
     {"rules"},
     {"target", "target_config", "hydra_stage", "launches", "layout", "memory", "stack", "machine"},
     {"shell", "sources"},
-    {"values", "source", "config_location", "edits", "findings", "data", "cache_files", "file_digests", "plain", "derived", "yaml_read", "shipped", ""},
+    {"values", "source", "config_location", "repository", "edits", "findings", "data", "cache_files", "file_digests", "plain", "derived", "yaml_read", "shipped", ""},
 ]
 NEVER = {("report", "hydra_stage"), ("report", "shell"), ("report", "sources"), ("shell", "sources"),
          ("sources", "shell")}

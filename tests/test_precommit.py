@@ -1,9 +1,10 @@
 """Real pre-commit runs the hook from this repository on a failing and a passing script.
 
 `pre-commit try-repo` builds the hook's isolated environment from the package
-index (allowed for tests that build an environment); the hook gets verl's
-config tree with `--verl 0.9.1`, from the wheel `make` downloaded into
-.venv/wheels (VERL_PREFLIGHT_WHEELS), so nothing else is fetched.
+index (allowed for tests that build an environment). That environment has no
+verl and the hook names none: a script is checked against the verl its project
+carries, else the newest release the tool knows, from the wheel `make`
+downloaded into .venv/wheels (VERL_PREFLIGHT_WHEELS), so nothing else is fetched.
 """
 
 from __future__ import annotations
@@ -84,3 +85,47 @@ def test_hook_manifest():
         (hook,) = yaml.safe_load(fh)
     assert hook["id"] == "validate-scripts" and hook["language"] == "python"
     assert hook["files"] == r"\.sh$" and hook["entry"] == "validate-scripts"
+    assert hook["args"] == ["--dependents"] and hook["verbose"] is True  # no verl pinned; warnings shown
+
+
+def _commit(repo, *cmds):
+    git = shutil.which("git")
+    env = dict(
+        os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t"
+    )
+    for cmd in cmds:
+        subprocess.run([git, *cmd], cwd=repo, check=True, env=env, capture_output=True)
+
+
+def test_hook_checks_against_the_verl_the_project_vendors(tmp_path_factory):
+    """A project that vendors verl: the hook checks its scripts against that verl (a key it lacks
+    is an error), not against a release it pins itself."""
+    if not os.path.isdir(WHEELS):
+        pytest.skip("make has not downloaded the verl wheel (.venv/wheels)")
+    from verl_preflight.config_location import installed_root
+
+    repo = tmp_path_factory.mktemp("vendoring-repo")
+    config = repo / "verl" / "trainer" / "config"
+    shutil.copytree(os.path.join(installed_root(), "trainer", "config"), config)
+    text = (config / "ppo_trainer.yaml").read_text()
+    (config / "ppo_trainer.yaml").write_text(text.replace("  total_epochs:", "  total_epoch_count:", 1))
+    (repo / "good.sh").write_text(GOOD)
+    _commit(repo, ["init", "-q"], ["add", "."], ["commit", "-qm", "vendored verl"])
+    run = try_repo(repo, "good.sh", tmp_path_factory.mktemp("pre-commit-home"))
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "good.sh:4:" in run.stdout and "trainer.total_epochs" in run.stdout and "vendored, verl" in run.stdout
+
+
+def test_an_edit_to_a_sourced_helper_rechecks_the_scripts_that_read_it(tmp_path_factory):
+    if not os.path.isdir(WHEELS):
+        pytest.skip("make has not downloaded the verl wheel (.venv/wheels)")
+    repo = tmp_path_factory.mktemp("helper-repo")
+    (repo / "common.sh").write_text("EPOCHS=(trainer.total_epochs=1)\n")
+    sourcing = GOOD.replace("set -euo pipefail\n", 'set -euo pipefail\nsource "$(dirname "$0")/common.sh"\n')
+    (repo / "run.sh").write_text(sourcing.replace("trainer.total_epochs=1", '"${EPOCHS[@]}"'))
+    _commit(repo, ["init", "-q"], ["add", "."], ["commit", "-qm", "scripts"])
+    (repo / "common.sh").write_text("EPOCHS=(trainer.total_epoch=1)\n")
+    run = try_repo(repo, "common.sh", tmp_path_factory.mktemp("pre-commit-home"))
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "common.sh:1:9:" in run.stdout and "override-missing-key" in run.stdout
+    assert "run.sh: checked too: it reads common.sh" in run.stdout

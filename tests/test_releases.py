@@ -77,7 +77,7 @@ python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.fsdp_config.turbo_confi
 def test_matrix_shows_the_findings_that_differ(tmp_path, capsys):
     script = tmp_path / "new_key.sh"
     script.write_text(NEW_KEY)
-    code = main(["--verl", "0.9.1", "--verl", "0.8.0", str(script)])
+    code = main(["--enable", "launch-passes-args", "--verl", "0.9.1", "--verl", "0.8.0", str(script)])
     out = capsys.readouterr().out
     assert code == 1
     lines = out.splitlines()
@@ -95,7 +95,7 @@ def test_matrix_honours_format_quiet_strict_and_severity(tmp_path, capsys, monke
 
     script = tmp_path / "new_key.sh"
     script.write_text(NEW_KEY)
-    args = ["--verl", "0.9.1", "--verl", "0.8.0", str(script)]
+    args = ["--enable", "launch-passes-args", "--verl", "0.9.1", "--verl", "0.8.0", str(script)]
     assert main(["--format", "json", *args]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert [m["verl"] for m in doc["matrix"]] == ["0.9.1", "0.8.0"]
@@ -117,6 +117,7 @@ def test_matrix_honours_format_quiet_strict_and_severity(tmp_path, capsys, monke
     (tmp_path / "pyproject.toml").write_text(
         '[tool.validate-scripts]\nseverity = { override-missing-key = "warning", launch-passes-args = "off" }\n'
     )
+    args = args[2:]  # the opt-in rule as the settings leave it: off
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "launch-passes-args" not in out and ": warning: Could not override" in out

@@ -21,6 +21,7 @@ RULES = [r for r in all_rules() if r.no_fixture is None]
 
 RULE_DIR = os.path.join(FIXTURES, "rules")
 EXTRA_ARGS = {"file-too-large": ["--max-bytes", "300"], "profiles-capped": ["--max-profiles", "4"]}
+EXTRA_ARGS |= {r.id: ["--enable", r.id] for r in all_rules() if r.opt_in}  # reported only where turned on
 
 
 def expected_lines(path: str, rule: str) -> set[int]:

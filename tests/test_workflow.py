@@ -139,7 +139,7 @@ def test_the_action_steps_run_as_written(tmp_path):
     env = _offline(tmp_path)
     steps = {s.get("name"): s for s in _yaml(ACTION)["runs"]["steps"]}
     annotate, sarif = steps["Validate (annotations on the pull request)"], steps["Validate (SARIF)"]
-    inputs = {"VERL": "0.9.1", "ARGS": "", "PATHS": "examples"}
+    inputs = {"VERL": "", "ARGS": "", "PATHS": "examples"}  # the default: no verl named
     assert _run(annotate["run"], {**env, **inputs}, ROOT).returncode == 0
     bad = {**inputs, "PATHS": "tests/fixtures/regressions/use_mbridge_false.sh"}
     proc = _run(annotate["run"], {**env, **bad}, ROOT)
@@ -153,6 +153,11 @@ def test_the_action_steps_run_as_written(tmp_path):
 
     assert json.loads((work / "validate-scripts.sarif").read_text())["runs"][0]["results"]
     assert (tmp_path / "out").read_text() == "file=validate-scripts.sarif\n"
+    for verl, version in (("", "0.9.1"), ("0.8.0", "0.8.0")):  # the input names a release, or not
+        proc = _run(sarif["run"], {**env, **bad, "PATHS": os.path.join(ROOT, bad["PATHS"]), "VERL": verl}, str(work))
+        assert proc.returncode == 0, proc.stderr
+        run = json.loads((work / "validate-scripts.sarif").read_text())["runs"][0]
+        assert run["properties"]["verl_version"] == version
 
 
 def test_the_gitlab_job_runs_as_written(tmp_path):
@@ -165,7 +170,8 @@ def test_the_gitlab_job_runs_as_written(tmp_path):
     assert job["artifacts"]["when"] == "always" and job["rules"]
     install, *commands = job["script"]
     assert "pip install" in install and "$VERL_PREFLIGHT" in install
-    variables = {**job["variables"], "SCRIPTS": "examples"}
+    # (the cache folder as the test's: GitLab expands $CI_PROJECT_DIR, bash -c here does not)
+    variables = {**{k: v for k, v in job["variables"].items() if k != "XDG_CACHE_HOME"}, "SCRIPTS": "examples"}
     for scripts, status in (("examples", 0), ("tests/fixtures/regressions/use_mbridge_false.sh", 1)):
         results = [_run(c, {**env, **variables, "SCRIPTS": scripts}, ROOT) for c in commands]
         assert results[-1].returncode == status, results[-1].stdout + results[-1].stderr

@@ -41,6 +41,9 @@ class Setup:
     caches: object  # hydra_stage.tree.ConfigCaches
     opts: object  # validate.Options
     notes: tuple = ()  # the walk's notes (discover.py), said on standard error
+    # --dependents: script -> the helpers given that it may read (discover.sourcing_candidates);
+    # its result is reported only where its check read one of them
+    dependents: dict | None = None
 
 
 def run_files(*args, **kwargs):
@@ -67,9 +70,9 @@ def exit_status(findings, strict: bool, unusable: bool = False) -> int:
 
 def setup(args) -> Setup:
     """The files to check, the verl config tree, and the options every script is checked with."""
-    from .discover import DiscoverError, discover
     from .config_location import ConfigTreeError
-    from .hydra_stage.tree import ConfigCache, ConfigCaches, locate
+    from .discover import DiscoverError, discover
+    from .hydra_stage.tree import ConfigCache, ConfigCaches
     from .options import Options
 
     if args.max_profiles < 1:
@@ -86,18 +89,15 @@ def setup(args) -> Setup:
         raise UsageError(str(err)) from err
     for line in notes:
         console.plain(line)
+    dependents = _dependents(files, args) if getattr(args, "dependents", False) else None
+    if dependents:
+        files = files + list(dependents)
     try:
-        versions = getattr(args, "verl", None)
-        if versions:
-            from .releases import release_source
-
-            source = release_source(versions[0])
-        else:
-            source = locate(args.verl_config)
+        source, explicit = _run_verl(args)
     except ConfigTreeError as err:
         raise UsageError(str(err)) from err
     try:
-        caches = ConfigCaches(ConfigCache(source, use_disk=not args.no_cache), explicit=source.origin != "installed")
+        caches = ConfigCaches(ConfigCache(source, use_disk=not args.no_cache), explicit=explicit)
     except OSError as err:
         raise UsageError(f"cannot read the verl config tree: {err}") from err
     choice: ProfileChoice = args.profile
@@ -124,7 +124,82 @@ def setup(args) -> Setup:
         devices=devices,
         **_model_settings(args),
     )
-    return Setup(files, source, caches, opts, tuple(notes))
+    return Setup(files, source, caches, opts, tuple(notes), dependents)
+
+
+def _run_verl(args):
+    """(the verl of the run, whether the user named it): the one the command line,
+    VERL_CONFIG_DIR or the settings name (two that name different trees: a usage error naming
+    both), else the installed one, else the newest release this tool knows, fetched
+    (config_location.DEFAULT_RELEASE). A launch of a project that carries its own verl is
+    checked against that one unless the run names one."""
+    from .config_location import DEFAULT_RELEASE, INSTALL_HINT, ConfigTreeError, installed_root
+    from .hydra_stage.tree import locate
+    from .releases import release_source
+
+    versions = getattr(args, "verl", None)
+    named = [f"--verl {versions[0]}"] if versions else []
+    if args.verl_config:
+        named.append(f"--verl-config {args.verl_config}")
+    env = os.environ.get("VERL_CONFIG_DIR")
+    if env and not (args.verl_config and os.path.realpath(env) == os.path.realpath(args.verl_config)):
+        named.append(f"VERL_CONFIG_DIR={env}")
+    if len(named) > 1:
+        raise UsageError(f"{' and '.join(named)} name two verl config trees: give one")
+    if versions:
+        return release_source(versions[0]), True
+    if args.verl_config or env:
+        return locate(args.verl_config), True
+    if installed_root() is not None:
+        return locate(None), False
+    try:
+        fetched = release_source(DEFAULT_RELEASE)
+    except ConfigTreeError as err:
+        raise ConfigTreeError(
+            f"no verl installed here, and the newest release this tool knows cannot be fetched ({err}): install "
+            f"one without its heavy dependencies with `{INSTALL_HINT}`, or pass --verl-config DIR"
+        ) from err
+    from dataclasses import replace
+
+    return replace(fetched, origin=f"no verl installed: the release {DEFAULT_RELEASE}'s wheel"), False
+
+
+def _dependents(files: list, args) -> dict:
+    """--dependents: the other scripts of the given files' repositories that may source or run
+    one of them, each with the helpers it may read."""
+    from .discover import sourcing_candidates
+
+    out: dict = {}
+    for helper, scripts in sourcing_candidates(files, getattr(args, "excludes", ())).items():
+        for script in scripts:
+            out.setdefault(script, []).append(helper)
+    return out
+
+
+def _reading_helpers(results, dependents: dict | None) -> list:
+    """The results to report under --dependents: the scripts given, and those of the others
+    whose check read a given helper (ScriptResult.deps: every file the check read)."""
+    if not dependents:
+        return results
+    from dataclasses import replace
+
+    from .user_paths import shown
+
+    cwd = os.getcwd()
+    kept, readers = [], {}
+    for r in results:
+        helpers = dependents.get(r.path)
+        if helpers is None or any(h in r.deps for h in helpers):
+            kept.append(r)
+            for h in helpers or ():
+                if h in r.deps:
+                    readers.setdefault(h, []).append(shown(r.path, cwd))
+            if helpers is not None:
+                console.say(console.dependent(shown(r.path, cwd), [shown(h, cwd) for h in helpers if h in r.deps]))
+    for r in kept:  # a helper with no launch of its own: its launches are those of the scripts that read it
+        if r.no_launch is not None and os.path.abspath(r.path) in readers:
+            r.no_launch = replace(r.no_launch, read_by=tuple(readers[os.path.abspath(r.path)]))
+    return kept
 
 
 def _device(args) -> str | None:
@@ -204,13 +279,18 @@ def apply_settings(args) -> None:
         verl = settings.get("verl")
         args.verl = [verl] if isinstance(verl, str) else list(verl or []) or None
         args.verl_config = settings.get("verl-config")
+        if args.verl and args.verl_config:
+            raise UsageError(f"{where}: verl and verl-config name two verl config trees: give one")
     if args.schema is None:
         args.schema = settings.get("schema")
     args.excludes = list(settings.get("exclude", []))
     severity = settings.get("severity", {})
     if not isinstance(severity, dict) or not all(v in ("error", "warning", "info", "off") for v in severity.values()):
         raise UsageError(f"{where}: severity: map rule ids to error, warning, info or off")
-    args.severity = severity
+    args.severity = dict(severity)
+    for rid in getattr(args, "enable", None) or ():  # --enable RULE: on, at the severity the settings give it
+        if args.severity.get(rid, "off") == "off":
+            args.severity[rid] = ON
     args.severity_where = where
 
 
@@ -228,19 +308,30 @@ def _check_severity_ids(args, schema) -> None:
         if rid not in known:
             close = difflib.get_close_matches(rid, sorted(known), n=1, cutoff=0.6)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise UsageError(f"{args.severity_where}: severity: no rule {rid!r}{hint}; --list-rules lists them")
+            where = "--enable" if severity[rid] == ON else f"{args.severity_where}: severity"
+            raise UsageError(f"{where}: no rule {rid!r}{hint}; --list-rules lists them")
+
+
+ON = "on"  # --enable RULE: the rule at its own severity
 
 
 def _reseverity(findings, severity: dict) -> list:
-    """[tool.validate-scripts] severity: a rule's findings at another severity, or none (off)."""
+    """[tool.validate-scripts] severity: a rule's findings at another severity, or none (off); an
+    opt-in rule's (rules.Rule.opt_in) only where the severity table or --enable names it."""
     from dataclasses import replace
+
+    from .rules import get
 
     out = []
     for f in findings:
         level = severity.get(f.rule)
         if level == "off":
             continue
-        out.append(replace(f, severity=level) if level else f)
+        if level is None:
+            rule = get(f.rule)
+            if rule is not None and rule.opt_in:
+                continue
+        out.append(replace(f, severity=level) if level and level != ON else f)
     return out
 
 
@@ -297,6 +388,7 @@ def validate(args, argv=None) -> int:
     def check():
         results_cache.forget()
         results, unreadable = run_files(run.files, run.caches, run.opts, args.jobs or 0, results_cache)
+        results = _reading_helpers(results, run.dependents)
         relocate(results, run.files)
         for r in results:
             r.findings = _reseverity(r.findings, args.severity)

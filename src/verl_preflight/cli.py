@@ -115,6 +115,18 @@ def _parser() -> argparse.ArgumentParser:
         help="worker processes, at least 1 (default: the CPU count; output is the same for any N)",
     )
     p.add_argument("--strict", action="store_true", help="warnings also fail (exit 1)")
+    p.add_argument(
+        "--dependents",
+        action="store_true",
+        help="also check the scripts of the repository that source or run a file given (an edit to a "
+        "helper such as common.sh re-checks the launches that read it; pre-commit's hook passes it)",
+    )
+    p.add_argument(
+        "--enable",
+        action="append",
+        metavar="RULE",
+        help="report an opt-in rule (a lint of style, off by default; --list-rules marks them), repeatable",
+    )
     fixing = p.add_mutually_exclusive_group()
     fixing.add_argument(
         "--fix",

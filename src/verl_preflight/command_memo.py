@@ -128,6 +128,8 @@ def _answers(settings, files, notes, source, tree, entry, schema, tool, hydra) -
         "schema": schema,
         "tool": tool,
         "hydra": hydra,
+        # the environment's choice of verl (a run given another, or two that disagree, is no replay)
+        "verl_config_dir": os.environ.get("VERL_CONFIG_DIR"),
     }
 
 

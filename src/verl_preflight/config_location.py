@@ -17,7 +17,8 @@ import os
 
 from .file_digests import file_digest
 
-INSTALL_HINT = "pip install --no-deps verl==0.9.1"
+DEFAULT_RELEASE = "0.9.1"  # checked against when no verl is named, installed or carried by the project
+INSTALL_HINT = f"pip install --no-deps verl=={DEFAULT_RELEASE}"
 TREE_DEPENDENCY = "tree:"  # a result's dependency on a config tree: "tree:" + its folders (os.pathsep)
 
 

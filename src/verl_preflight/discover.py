@@ -129,3 +129,36 @@ def _explicit_excluded(path: str, excludes) -> bool:
                 break
             cur = parent
     return False
+
+
+def sourcing_candidates(files: list[str], excludes=()) -> dict[str, list[str]]:
+    """For each file given (a helper such as `common.sh`), the other scripts of its repository
+    (repository.root_of) whose text names it: the scripts that may source or run it. Which of
+    them really read it is what their check records (ScriptResult.deps); `--dependents` keeps
+    those. {helper's absolute path: [candidate script, ...]}."""
+    from .repository import root_of
+    from .source import ReadError, TooLarge, read_stamped
+
+    given = {os.path.realpath(f) for f in files if f != "-"}
+    out: dict[str, list[str]] = {}
+    walked: dict[str, list[str]] = {}
+    for f in files:
+        if f == "-" or not os.path.isfile(f):
+            continue
+        root = root_of(f) or os.path.dirname(os.path.abspath(f))
+        if root not in walked:
+            walked[root] = _walk(root, set(), excludes, [])
+        name = os.path.basename(f).encode()
+        found = []
+        for candidate in walked[root]:
+            if os.path.realpath(candidate) in given:
+                continue
+            try:
+                text = read_stamped(candidate)[0]
+            except (ReadError, TooLarge):
+                continue
+            if name in text:
+                found.append(candidate)
+        if found:
+            out[os.path.abspath(f)] = found
+    return out

@@ -21,14 +21,14 @@ from .file_digests import merge
 _STATE: dict = {}
 
 
-def _init(source, use_disk, digest, opts, run_one, shared_dir) -> None:
+def _init(source, use_disk, digest, explicit, opts, run_one, shared_dir) -> None:
     from . import cache_files
     from .hydra_stage.tree import ConfigCache, ConfigCaches
 
     cache_files.use_disk(use_disk)  # a worker keeps no cache where its run keeps none (--no-cache)
     main = ConfigCache(source, use_disk=use_disk, digest=digest)  # the tree is hashed once a run
     main.shared_dir = shared_dir
-    _STATE["caches"] = ConfigCaches(main)
+    _STATE["caches"] = ConfigCaches(main, explicit=explicit)  # the run's choice of verl, as the parent's
     _STATE["caches"].shared_dir = shared_dir
     _STATE["opts"] = opts
     _STATE["run_one"] = run_one
@@ -83,7 +83,7 @@ def run(files, caches, opts, jobs: int, run_one) -> list:
     """The outcome of each file, in the order of `files`. The largest scripts are handed
     out first and in small chunks, so no worker is left with a long one at the end."""
     order = sorted(range(len(files)), key=lambda i: -_size(files[i]))
-    shared = (caches.main.source, caches.main.use_disk, caches.main.digest)
+    shared = (caches.main.source, caches.main.use_disk, caches.main.digest, caches.explicit)
     outcomes: list = [None] * len(files)
     with (
         tempfile.TemporaryDirectory(prefix="verl-preflight-") as shared_dir,

@@ -77,6 +77,7 @@ class NoLaunch:
     it launches none either) or "absent" (another shell script that is not here)."""
 
     runs: tuple = ()
+    read_by: tuple = ()  # --dependents: the scripts checked that read it (a sourced helper)
 
     KINDS = {
         "python": "a Python program, not a verl entry point: its arguments are not checked",
@@ -86,6 +87,8 @@ class NoLaunch:
 
     @property
     def message(self) -> str:
+        if self.read_by:
+            return f"no verl launch of its own; read by {', '.join(self.read_by)}, whose launches are checked"
         said = "no verl launch (python3 -m verl...) in any profile: nothing was checked"
         parts = [
             f"{program} (line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}), {self.KINDS[kind]}"

@@ -51,6 +51,7 @@ def eligible(args, opts) -> bool:
         or getattr(opts, "current", False)
         or opts.stdin is not None
         or "-" in args.paths
+        or getattr(args, "dependents", False)  # which scripts are reported depends on what each read
     )
 
 

@@ -37,6 +37,11 @@ def entry_origin(origin: str) -> str | None:
     return f"verl entry points (module -> root config) from {origin}"
 
 
+def dependent(script: str, helpers: list[str]) -> str:
+    """--dependents: a script checked because it reads a file given."""
+    return f"{script}: checked too: it reads {', '.join(helpers)}"
+
+
 def unread_profile_keys(results, pinned) -> list[str]:
     """Warnings for --profile keys that no checked script ever reads."""
     if not pinned or not results:

@@ -11,7 +11,7 @@ def explain(rule_id: str) -> str | None:
     r = get(rule_id)
     if r is None:
         return None
-    parts = [f"{r.id} ({r.severity}, {r.stage}{', fixable' if r.fixable else ''}): {r.summary}", "", r.why]
+    parts = [f"{r.id} ({_level(r)}, {r.stage}{', fixable' if r.fixable else ''}): {r.summary}", "", r.why]
     if r.ground_truth:
         parts += ["", f"Ground truth: {r.ground_truth}"]
     parts += ["", fix_text(r)]
@@ -30,11 +30,18 @@ def fix_text(r) -> str:
     return f"Fix: --fix {r.fix_doc}"
 
 
+def _level(r) -> str:
+    """The severity a rule reports at; `off` for an opt-in rule (it reports only where turned on)."""
+    return f"off (opt-in, {r.severity})" if r.opt_in else r.severity
+
+
 def listing() -> str:
-    """One rule a line: id, severity, `fixable` where --fix repairs it, summary."""
+    """One rule a line: id, severity (`off` for an opt-in rule), `fixable` where --fix repairs it, summary."""
     width = max(len(r.id) for r in all_rules())
     return "".join(
-        f"{r.id.ljust(width)}  {r.severity:<7}  {'fixable' if r.fixable else '':<7}  {r.summary}\n" for r in all_rules()
+        f"{r.id.ljust(width)}  {'off' if r.opt_in else r.severity:<7}  {'fixable' if r.fixable else '':<7}  "
+        f"{r.summary}\n"
+        for r in all_rules()
     )
 
 
@@ -63,13 +70,16 @@ def markdown() -> str:
         "Rules marked *fixable* are repaired in the script by `--fix` (`--diff` shows the change); "
         "the others are left to you.",
         "",
+        "Rules marked *opt-in* find a matter of style, not a launch that fails: they report only where "
+        "turned on, with `--enable RULE` or a severity for the rule under `[tool.validate-scripts] severity`.",
+        "",
     ]
     stage = None
     for r in all_rules():
         if r.stage != stage:
             stage = r.stage
             out += [f"## {_STAGE_TITLES[stage]}", ""]
-        tag = f"{r.severity}, fixable" if r.fixable else r.severity
+        tag = _level(r) + (", fixable" if r.fixable else "")
         out += [f"### `{r.id}` ({tag})", "", r.summary[:1].upper() + r.summary[1:] + ".", "", r.why, ""]
         if r.ground_truth:
             out += [f"Ground truth: {r.ground_truth}", ""]

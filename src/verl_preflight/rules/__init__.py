@@ -36,6 +36,9 @@ class Rule:
     fixable: ClassVar[bool] = False
     fix_doc: ClassVar[str] = ""  # what `--fix` changes, and where it refuses (fixable rules)
     run_wide: ClassVar[bool] = False  # the same note for the whole run: reported once
+    # a lint of style, not a launch that fails or misbehaves: reported only where the user turns it
+    # on (`--enable RULE`, or a severity for it in [tool.validate-scripts])
+    opt_in: ClassVar[bool] = False
     note: ClassVar[object] = None  # a bash rule: the shell.notes.NoteKind it reports
     problem: ClassVar[object] = None  # a Hydra rule: the hydra_stage.problems.HydraKind it reports
     scope: ClassVar[str | None] = None  # "launch" or "script" for policy rules with a check
