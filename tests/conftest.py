@@ -182,6 +182,9 @@ def _private_cache_dir(tmp_path_factory, monkeypatch):
     derives from a release's sources and composes is kept once, as on a user's machine); a
     test of the cache itself sets its own."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(session_folder(tmp_path_factory) / "xdg-cache"))
+    wheels = os.path.join(ROOT, ".venv", "wheels")
+    if os.path.isdir(wheels) and "VERL_PREFLIGHT_WHEELS" not in os.environ:  # a release a project pins: offline
+        monkeypatch.setenv("VERL_PREFLIGHT_WHEELS", wheels)
     from verl_preflight import cache_files
 
     cache_files.use_disk(True)  # an earlier in-process `--no-cache` run left it off

@@ -123,6 +123,7 @@ def test_json_finding_shape(tmp_path, capsys):
                 "assumed": None,
             },
         },
+        "unchecked": None,  # its config was composed
     }
 
 

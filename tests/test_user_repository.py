@@ -169,3 +169,228 @@ def test_dependents_are_the_scripts_whose_check_read_the_helper(tmp_path, capsys
     ]
     helper = next(s for s in doc["scripts"] if s["path"].endswith("common.sh"))
     assert "read by" in helper["no_launch"]["message"]
+
+
+# ---- the project's own entry points --------------------------------------------------------
+
+ENTRY = '''\
+import hydra
+
+
+@hydra.main(config_path="config", config_name="trainer", version_base=None)
+def main(config):
+    run(config)
+'''
+ROOT_CONFIG = """\
+hydra:
+  searchpath:
+    - pkg://verl/trainer/config
+
+defaults:
+  - ppo_trainer
+  - _self_
+
+myproj:
+  reward_port: 9999
+"""
+PROJECT_LAUNCH = (
+    "algorithm.adv_estimator=grpo actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "
+    "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1"
+)
+
+
+def _project(tmp_path, entry=ENTRY, config=ROOT_CONFIG):
+    """A repository with its own package `myproj` whose module `main` is a Hydra app extending verl's."""
+    root = tmp_path / "proj"
+    (root / "myproj" / "config").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "myproj"\n')
+    (root / "myproj" / "__init__.py").write_text("")
+    (root / "myproj" / "main.py").write_text(entry)
+    (root / "myproj" / "config" / "trainer.yaml").write_text(config)
+    (root / "scripts").mkdir()
+    return root
+
+
+def _script(root, text: str, name: str = "scripts/train.sh"):
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/usr/bin/env bash\n" + text)
+    return path
+
+
+def _launches(doc: dict) -> list[dict]:
+    return [la for s in doc["scripts"] for p in s["profiles"] for la in p["launches"]]
+
+
+def test_a_projects_own_hydra_app_is_a_checked_launch(tmp_path, capsys):
+    root = _project(tmp_path)
+    script = _script(root, f"python3 -m myproj.main {PROJECT_LAUNCH} myproj.reward_port=1 trainer.total_epoch=2\n")
+    code, doc = _report(capsys, script)
+    assert code == 1 and _rules(doc) == [(2, "override-missing-key", "error")]
+    assert "did you mean 'trainer.total_epochs'" in doc["findings"][0]["message"]
+    (launch,) = _launches(doc)
+    assert (launch["module"], launch["config_name"]) == ("myproj.main", "trainer")
+    assert launch["target"]["config"]["checked"] and launch["target"]["config"]["folders"][0].endswith("myproj/config")
+    fixed = _script(root, f"python3 -m myproj.main {PROJECT_LAUNCH} myproj.reward_port=1 trainer.total_epochs=2\n")
+    assert _report(capsys, fixed)[0] == 0
+
+
+def test_a_package_run_as_a_program_is_followed_to_its_hydra_app(tmp_path, capsys):
+    root = _project(tmp_path)
+    (root / "myproj" / "__main__.py").write_text("from .main import main\n\nif __name__ == '__main__':\n    main()\n")
+    script = _script(root, f"python -m myproj {PROJECT_LAUNCH} myproj.reward_prot=1\n")
+    code, doc = _report(capsys, script)
+    assert code == 1 and _rules(doc) == [(2, "override-missing-key", "error")]
+    assert "myproj.reward_port" in doc["findings"][0]["message"]
+
+
+def test_a_python_file_with_a_hydra_app_is_a_checked_launch(tmp_path, capsys):
+    """`python grl/train.py --config-name base` run from the root (the file's @hydra.main names
+    a config folder beside the package: config_path="../configs")."""
+    root = _project(tmp_path, entry=ENTRY.replace('config_path="config"', 'config_path="../configs"'))
+    (root / "configs").mkdir()
+    (root / "configs" / "base.yaml").write_text(ROOT_CONFIG)
+    (root / "train.py").write_text(ENTRY.replace('config_path="config"', 'config_path="configs"'))
+    script = _script(root, f'cd "$(dirname "$0")/.."\npython train.py --config-name base {PROJECT_LAUNCH} myproj.port=1\n')
+    code, doc = _report(capsys, script)
+    assert code == 1 and _rules(doc) == [(3, "override-missing-key", "error")]
+    (launch,) = _launches(doc)
+    assert launch["module"] == "train.py" and launch["config_name"] == "base"
+
+
+def test_a_module_that_is_no_hydra_app_stays_a_python_program(tmp_path, capsys):
+    root = _project(tmp_path, entry="import argparse\nargparse.ArgumentParser().parse_args()\n")
+    script = _script(root, f"python3 -m myproj.main {PROJECT_LAUNCH}\n")
+    code, doc = _report(capsys, script)
+    assert code == 0 and _launches(doc) == [] and doc["scripts"][0]["no_launch"] is not None
+
+
+def test_a_computed_config_path_says_why_it_is_not_checked(tmp_path, capsys):
+    entry = ENTRY.replace('config_path="config"', "config_path=os.environ['CONF']")
+    root = _project(tmp_path, entry=entry)
+    script = _script(root, f"python3 -m myproj.main {PROJECT_LAUNCH} trainer.total_epoch=2\n")
+    code, doc = _report(capsys, script)
+    (launch,) = _launches(doc)
+    assert code == 0 and "@hydra.main's config_path at main.py:4 is computed" in launch["unchecked"]
+
+
+# ---- the verl the project runs ---------------------------------------------------------------
+
+
+def _verl_package(folder, version="0.9.1.dev", drop="  total_epochs:"):
+    """A verl package (its config tree, its version file) under `folder`, whose ppo_trainer lacks
+    trainer.total_epochs: a launch that sets it is refused there and nowhere else."""
+    import shutil
+
+    package = folder / "verl"
+    shutil.copytree(os.path.join(_tree()), package / "trainer" / "config")
+    (package / "__init__.py").write_text("")
+    (package / "version").mkdir()
+    (package / "version" / "version").write_text(version + "\n")
+    yaml = package / "trainer" / "config" / "ppo_trainer.yaml"
+    yaml.write_text(yaml.read_text().replace(drop, "  total_epoch_count:", 1))
+    return package
+
+
+VERL_LAUNCH = f"{LAUNCH} trainer.total_epochs=2\n"
+
+
+def _origin(doc: dict) -> tuple:
+    (verl,) = {(la["target"]["verl"]["origin"], la["target"]["verl"]["version"]) for la in _launches(doc)}
+    return verl
+
+
+def test_a_verl_kept_as_a_git_submodule_is_the_one_checked_against(tmp_path, capsys):
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "pyproject.toml").write_text("")
+    (root / ".gitmodules").write_text('[submodule "third_party/verl"]\n\tpath = third_party/verl\n\turl = ../verl.git\n')
+    _verl_package(root / "third_party" / "verl")
+    script = _script(root, VERL_LAUNCH)
+    code, doc = _report(capsys, script)
+    assert code == 1 and [r for _, r, _ in _rules(doc)] == ["override-missing-key"]
+    assert _origin(doc) == ("git submodule third_party/verl, third_party/verl/verl", "0.9.1.dev")
+    # the project's own entry runs the same verl: its pkg://verl search path is that checkout's
+    (root / "myproj" / "config").mkdir(parents=True)
+    (root / "myproj" / "__init__.py").write_text("")
+    (root / "myproj" / "main.py").write_text(ENTRY)
+    (root / "myproj" / "config" / "trainer.yaml").write_text(ROOT_CONFIG)
+    script = _script(root, f"python3 -m myproj.main {PROJECT_LAUNCH} trainer.total_epochs=2\n")
+    code, doc = _report(capsys, script)
+    assert code == 1 and [r for _, r, _ in _rules(doc)] == ["override-missing-key"]
+    assert _launches(doc)[0]["target"]["config"]["folders"][1].endswith("third_party/verl/verl/trainer/config")
+
+
+def test_a_submodule_not_checked_out_leaves_the_launch_unchecked_and_says_why(tmp_path, capsys):
+    root = tmp_path / "proj"
+    (root / "verl").mkdir(parents=True)  # the submodule's empty folder, as a clone without --recursive has it
+    (root / "pyproject.toml").write_text("")
+    (root / ".gitmodules").write_text('[submodule "verl"]\n\tpath = verl\n\turl = https://github.com/volcengine/verl\n')
+    script = _script(root, f"{LAUNCH} trainer.total_epoch=2\n")
+    code, doc = _report(capsys, script)
+    assert code == 0 and _rules(doc) == []
+    (launch,) = _launches(doc)
+    assert "git submodule verl, not checked out here (git submodule update --init)" in launch["unchecked"]
+
+
+def test_a_verl_vendored_at_the_root_is_found_from_any_folder_of_the_project(tmp_path, capsys):
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "setup.py").write_text("")
+    _verl_package(root)
+    code, doc = _report(capsys, _script(root, VERL_LAUNCH, "examples/deep/er/run.sh"))
+    origin, version = _origin(doc)
+    assert code == 1 and origin.startswith("vendored, ") and origin.endswith("proj/verl") and version == "0.9.1.dev"
+
+
+def _wheels():
+    from conftest import ROOT
+
+    wheels = os.path.join(ROOT, ".venv", "wheels")
+    if not os.path.isfile(os.path.join(wheels, "verl-0.8.0-py3-none-any.whl")):
+        import pytest
+
+        pytest.skip("make has not downloaded the verl wheels (.venv/wheels)")
+    return wheels
+
+
+NEW_IN_091 = "actor_rollout_ref.actor.fsdp_config.turbo_config.distributed.expert_parallel_size=1"  # not in 0.8.0
+
+
+def test_a_release_pinned_by_a_setup_script_is_fetched_and_checked_against(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("VERL_PREFLIGHT_WHEELS", _wheels())
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "pyproject.toml").write_text("")
+    (root / "scripts").mkdir()
+    (root / "scripts" / "setup_gpu.sh").write_text("pip install torch==2.7.0\npip install --no-cache-dir verl==0.8.0\n")
+    script = _script(root, f"{LAUNCH} {NEW_IN_091}\n", "train.sh")
+    code, doc = _report(capsys, script)
+    assert code == 1 and [r for _, r, _ in _rules(doc)] == ["override-missing-key"]
+    assert _origin(doc) == ("pinned, scripts/setup_gpu.sh:2: the release's wheel", "0.8.0")
+    assert _report(capsys, "--verl", "0.9.1", script)[0] == 0  # named on the command line: that one
+
+
+def test_requirements_and_pyproject_pins_are_read(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("VERL_PREFLIGHT_WHEELS", _wheels())
+    root = tmp_path / "proj"
+    (root / ".git").mkdir(parents=True)
+    (root / "requirements.txt").write_text("torch==2.7.0\nverl[vllm]==0.8.0\n")
+    script = _script(root, f"{LAUNCH} {NEW_IN_091}\n", "train.sh")
+    code, doc = _report(capsys, script)
+    assert code == 1 and _origin(doc)[1] == "0.8.0"
+    (root / "requirements.txt").unlink()
+    (root / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["verl==0.8.0", "verl-tools==1.0"]\n')
+    code, doc = _report(capsys, script)
+    assert code == 1 and _origin(doc) == ("pinned, pyproject.toml:3: the release's wheel", "0.8.0")
+
+
+def test_a_verl_pinned_to_a_git_reference_is_not_checked_against_another(tmp_path, capsys):
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "pyproject.toml").write_text("")
+    (root / "install.sh").write_text("git clone https://github.com/volcengine/verl\ncd verl\ngit checkout 1dda039b9\n")
+    script = _script(root, f"{LAUNCH} trainer.total_epoch=2\n", "train.sh")
+    code, doc = _report(capsys, script)
+    (launch,) = _launches(doc)
+    assert code == 0 and "installs verl at 1dda039b9 (pinned, install.sh:3), not a release" in launch["unchecked"]

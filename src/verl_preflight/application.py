@@ -97,7 +97,9 @@ def setup(args) -> Setup:
     except ConfigTreeError as err:
         raise UsageError(str(err)) from err
     try:
-        caches = ConfigCaches(ConfigCache(source, use_disk=not args.no_cache), explicit=explicit)
+        from .releases import release_source
+
+        caches = ConfigCaches(ConfigCache(source, use_disk=not args.no_cache), explicit=explicit, release=release_source)
     except OSError as err:
         raise UsageError(f"cannot read the verl config tree: {err}") from err
     choice: ProfileChoice = args.profile

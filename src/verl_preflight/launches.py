@@ -77,30 +77,52 @@ _HYDRA_FLAGS = {
 }
 
 
-def find_entry(argv: list[Field]) -> int | None:
-    """Index of the verl module name in argv, or None if this is not a verl launch."""
+def find_entry(argv: list[Field], project_entry=None) -> int | None:
+    """Index of the entry module's word in argv (a verl module, or, where `project_entry(name)`
+    says so, a module or Python file of the script's project that runs a Hydra app: `python3 -m
+    myproj.main_ppo`, `python train.py`), or None if this is not such a launch."""
     if not argv:
         return None
     first = argv[0].value
     if first in _NOT_LAUNCHERS:
         return None
     saw_launcher = False
+    python_at = None  # the word that starts Python
     for i, f in enumerate(argv):
         text = f.value
         if text is None:
             saw_launcher = saw_launcher or i == 0
             continue
         if _runs_python(text):
-            saw_launcher = True
+            saw_launcher, python_at = True, i
             continue
         if not saw_launcher:
             continue
         if text == "-m" and i + 1 < len(argv):
             mod = argv[i + 1].value
-            if mod is not None and in_verl(mod) is not None:
+            if mod is not None and _is_entry(mod, project_entry):
                 return i + 1
-        if text.startswith("-m") and in_verl(text[2:]) is not None:
+        if text.startswith("-m") and _is_entry(text[2:], project_entry):
             return i
+        if python_at is not None and text.endswith(".py") and not text.startswith("-"):
+            # `python [options] train.py ARGS`: the first word that is not an option is the program
+            if project_entry is not None and _program_at(argv, python_at) == i and project_entry(text):
+                return i
+    return None
+
+
+def _is_entry(module: str, project_entry) -> bool:
+    return in_verl(module) is not None or (project_entry is not None and bool(module) and project_entry(module))
+
+
+def _program_at(argv: list[Field], python_at: int) -> int | None:
+    """The index of the program Python runs: the first word after its options (and their values)."""
+    i = python_at + 1
+    while i < len(argv):
+        text = argv[i].value
+        if text is None or not text.startswith("-") or text == "-":
+            return i
+        i += 2 if text in _PY_OPTS_WITH_ARG else 1
     return None
 
 
@@ -115,23 +137,24 @@ class Launch:
     env: dict = field(default_factory=dict)  # the exported variables the command gets: name -> Field
 
 
-def launch_of(argv: list[Field], loc: Loc, last_word: str = "", environment=None) -> Launch | None:
-    """The shell's command callback: a Launch when the command starts verl, else None.
-    `environment()` gives the variables the command gets (asked only for a launch)."""
-    entry = find_entry(argv)
+def launch_of(argv: list[Field], loc: Loc, last_word: str = "", environment=None, project_entry=None):
+    """The shell's command callback: a Launch when the command starts verl or a Hydra app of the
+    script's project (`project_entry`, find_entry), else None. `environment()` gives the
+    variables the command gets (asked only for a launch)."""
+    entry = find_entry(argv, project_entry)
     if entry is None:
         return None
     env = dict(environment()) if environment is not None else {}
     return Launch(loc, argv, entry, last_word, _env_commands(argv[:entry], env))
 
 
-def other_program(argv: list[Field]) -> str | None:
-    """A command that runs Python (python3, torchrun) but no verl entry point: its first two
-    words, as said in a note (`python3 my_app.py`); None for anything else."""
+def other_program(argv: list[Field], project_entry=None) -> str | None:
+    """A command that runs Python (python3, torchrun) but no verl entry point nor Hydra app of
+    the project: its first two words, as said in a note (`python3 my_app.py`); None for anything else."""
     for i, f in enumerate(argv):
         text = f.value
         if text is not None and _runs_python(text):
-            return " ".join(w.display for w in argv[i : i + 2]) if find_entry(argv) is None else None
+            return " ".join(w.display for w in argv[i : i + 2]) if find_entry(argv, project_entry) is None else None
     return None
 
 
@@ -259,6 +282,9 @@ class LaunchSpec:
     argv: list = field(default_factory=list)  # every word bash passes, launcher first (list[Field])
     entry: int = 0  # index of the module word in argv
     env: dict = field(default_factory=dict)  # the exported variables at the launch: name -> Field
+    # a module or file of the script's project, not verl's: the Hydra app it runs
+    # (sources.hydra_app.HydraApp), set by the pipeline; None for verl's own modules
+    app: object = None
 
 
 def _after_equals(f: Field) -> Field:

@@ -28,7 +28,10 @@ def _init(source, use_disk, digest, explicit, opts, run_one, shared_dir) -> None
     cache_files.use_disk(use_disk)  # a worker keeps no cache where its run keeps none (--no-cache)
     main = ConfigCache(source, use_disk=use_disk, digest=digest)  # the tree is hashed once a run
     main.shared_dir = shared_dir
-    _STATE["caches"] = ConfigCaches(main, explicit=explicit)  # the run's choice of verl, as the parent's
+    from .releases import release_source
+
+    # the run's choice of verl, as the parent's; a release a project pins is fetched as there
+    _STATE["caches"] = ConfigCaches(main, explicit=explicit, release=release_source)
     _STATE["caches"].shared_dir = shared_dir
     _STATE["opts"] = opts
     _STATE["run_one"] = run_one

@@ -1,15 +1,34 @@
-"""The user's repository a script belongs to: its root.
+"""The user's repository a script belongs to: its root, its own packages, and the verl it runs.
 
 A project built on verl runs its scripts from its root (its README says `bash
 scripts/run.sh` there), imports its own packages and its vendored verl from there, and
 keeps its settings there. The root is the nearest folder at or above the script's that
 holds one of MARKERS, as git, pip and ruff find a project: a `.git` (a clone or a
 submodule's checkout), a `pyproject.toml`, a `setup.py` or a `setup.cfg`.
+
+Where its verl comes from, in the order Python and the project's setup decide it
+(`Repository.verl`):
+
+1. a `verl` package at the root (`python3 -m verl.trainer.main_ppo` run there imports it
+   before any installed one);
+2. a verl checkout the project keeps in a folder: a git submodule (`.gitmodules`), or a
+   folder holding a `verl` package beside its own `setup.py` or `pyproject.toml` (a fork
+   vendored whole), which the project's setup installs (`pip install -e verl`);
+3. a release the project pins: `verl==X` in its requirements files, its pyproject's
+   dependencies, its setup.py, or a `pip install` of its setup scripts and Dockerfiles;
+4. none of these: the installed verl (the caller's default).
+
+Every file it reads goes through source.read_source or source.looked_for, so a result that
+depends on it is checked again when it changes or appears.
 """
 
 from __future__ import annotations
 
 import os
+import re
+from dataclasses import dataclass, field
+
+from .source import looked_for, read_source
 
 MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
 _DEPTH = 64  # folders climbed at most (a path deeper than this is not a project's layout)
@@ -30,3 +49,201 @@ def root_of(path: str) -> str | None:
             return None
         cur = parent
     return None
+
+
+@dataclass(frozen=True)
+class Pin:
+    """A verl the project's files ask for: a release (`version`), or a git reference of verl's
+    repository (`ref`: a branch, tag or commit), where it is said (`path`, `line`)."""
+
+    path: str
+    line: int
+    version: str | None = None
+    ref: str | None = None
+
+    def where(self, root: str) -> str:
+        return f"{os.path.relpath(self.path, root)}:{self.line}"
+
+
+@dataclass(frozen=True)
+class ProjectVerl:
+    """The verl a repository carries or pins: a package folder here (`package`), or a release
+    (`pin.version`), with how it was found (said in every report)."""
+
+    how: str
+    package: str | None = None
+    pin: Pin | None = None
+    missing: str | None = None  # the project's verl is not here (a submodule not checked out): why
+
+
+# `verl==0.5.0`, `verl[vllm]==0.5.0`, `"verl==0.5.0"`: a release pinned exactly (not verl-preflight,
+# not my_verl); `verl @ git+https://github.com/volcengine/verl.git@v0.5.0` and `git+...verl.git@REF`
+_RELEASE = re.compile(r"(?<![\w.-])verl(?:\[[^\]\n]*\])?\s*===?\s*([0-9][0-9A-Za-z.+!-]*)")
+_GIT = re.compile(r"git\+\S*?/verl(?:\.git)?@([\w.+/-]+)")
+_CHECKOUT = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?checkout\s+([\w.+/-]+)")
+_CLONE = re.compile(r"\bgit\s+clone\b[^\n]*?/verl(?:\.git)?\b")
+_EDITABLE = re.compile(r"\bpip3?\s+install\b[^\n]*?(?:-e|--editable)\s+\.?/?([\w.-]+)/?(?=\s|$|[;&|])")
+_SETUP_SCRIPT = re.compile(r"(install|setup|deploy|env|requirements|docker)", re.IGNORECASE)
+
+
+class Repository:
+    """One repository root and what it says of verl and of its own packages (module docstring).
+    Made once per root by a run (ConfigCaches.repository), never kept across runs."""
+
+    def __init__(self, root: str):
+        self.root = root
+        self._verl: ProjectVerl | None | bool = False  # False: not asked yet
+
+    # ---- its own modules ----------------------------------------------------------------
+    def module_file(self, module: str) -> str | None:
+        """The file `python3 -m module` runs from the root when the module is the project's
+        (`pkg.mod` -> pkg/mod.py or pkg/mod/__main__.py under the root); None otherwise."""
+        parts = module.split(".")
+        if not all(p.isidentifier() for p in parts):
+            return None
+        base = os.path.join(self.root, *parts)
+        for candidate in (base + ".py", os.path.join(base, "__main__.py")):
+            if looked_for(candidate):
+                return candidate
+        return None
+
+    def script_file(self, path: str, script_dir: str) -> str | None:
+        """The file `python3 path/to/x.py` runs: from the root (where the project's scripts run),
+        else from the script's own folder."""
+        if not path.endswith(".py"):
+            return None
+        for base in (self.root, script_dir):
+            candidate = os.path.normpath(os.path.join(base, path))
+            if looked_for(candidate):
+                return candidate
+        return None
+
+    def package_dir(self, dotted: str) -> str | None:
+        """`pkg://a/b` or `pkg://a.b` of one of the project's packages: its folder under the root."""
+        parts = [p for p in re.split(r"[./]", dotted) if p]
+        if not parts or not looked_for(os.path.join(self.root, parts[0], "__init__.py")):
+            return None
+        folder = os.path.join(self.root, *parts)
+        return folder if os.path.isdir(folder) else None
+
+    # ---- its verl -----------------------------------------------------------------------
+    @property
+    def verl(self) -> ProjectVerl | None:
+        """Where the project's verl comes from (module docstring), or None: it carries and
+        pins none."""
+        if self._verl is False:
+            self._verl = self._find_verl()
+        return self._verl
+
+    def _find_verl(self) -> ProjectVerl | None:
+        at_root = os.path.join(self.root, "verl")
+        if looked_for(os.path.join(at_root, "__init__.py")):
+            return ProjectVerl("vendored, verl", package=at_root)
+        for folder, how in self._checkouts():
+            package = os.path.join(folder, "verl")
+            rel = os.path.relpath(package, self.root)
+            if looked_for(os.path.join(package, "__init__.py")):
+                return ProjectVerl(f"{how}, {rel}", package=package)
+            if how.startswith("git submodule"):
+                missing = f"verl is the git submodule {os.path.relpath(folder, self.root)}, not checked out here"
+                return ProjectVerl(how, missing=f"{missing} (git submodule update --init)")
+        pins = self.pins()
+        releases = [p for p in pins if p.version]
+        if releases:
+            first = releases[0]
+            others = sorted({p.version for p in releases if p.version != first.version})
+            also = f"; {', '.join(others)} elsewhere" if others else ""
+            refs = [p for p in pins if p.ref]
+            if refs:
+                also += f"; a git reference of verl in {refs[0].where(self.root)}"
+            return ProjectVerl(f"pinned, {first.where(self.root)}{also}", pin=first)
+        refs = [p for p in pins if p.ref]
+        if refs:
+            return ProjectVerl(f"pinned, {refs[0].where(self.root)}", pin=refs[0])
+        return None
+
+    def _checkouts(self) -> list[tuple[str, str]]:
+        """Folders of the project that hold a checkout of verl: its git submodules first (as
+        .gitmodules lists them), then the folders its setup installs with `pip install -e`."""
+        out: list[tuple[str, str]] = []
+        for path, url in _submodules(read_source(os.path.join(self.root, ".gitmodules")) or ""):
+            folder = os.path.normpath(os.path.join(self.root, path))
+            # a submodule not checked out is taken for verl only where its path or URL says so
+            named = re.search(r"(?<![\w-])verl(?![\w-])", f"{path} {url}") is not None
+            if folder.startswith(self.root + os.sep) and (named or os.path.isdir(os.path.join(folder, "verl"))):
+                out.append((folder, f"git submodule {path}"))
+        for script in self._setup_files():
+            for m in _EDITABLE.finditer(read_source(script) or ""):
+                folder = os.path.normpath(os.path.join(self.root, m.group(1)))
+                if folder.startswith(self.root + os.sep) and all(f != folder for f, _ in out):
+                    out.append((folder, f"installed by {os.path.relpath(script, self.root)}"))
+        return out
+
+    def _setup_files(self) -> list[str]:
+        """The files that install the project's dependencies: its requirements files, pyproject,
+        setup.py and setup.cfg at the root, and the shell scripts and Dockerfiles at the root and
+        in its scripts/ and docker/ folders whose names say they install or set up."""
+        out = []
+        for folder in (self.root, os.path.join(self.root, "scripts"), os.path.join(self.root, "docker")):
+            try:
+                names = sorted(os.listdir(folder))
+            except OSError:
+                continue
+            for name in names:
+                path = os.path.join(folder, name)
+                if folder == self.root and (
+                    name in ("pyproject.toml", "setup.py", "setup.cfg")
+                    or name.startswith("requirements")
+                    and name.endswith(".txt")
+                ):
+                    out.append(path)
+                elif name.startswith("Dockerfile") or name.endswith(".Dockerfile"):
+                    out.append(path)
+                elif name.endswith(".sh") and _SETUP_SCRIPT.search(name):
+                    out.append(path)
+        return [p for p in out if os.path.isfile(p)]
+
+    def pins(self) -> list[Pin]:
+        """Every verl the project's setup files ask for (`_setup_files`), in their order."""
+        out: list[Pin] = []
+        for path in self._setup_files():
+            text = read_source(path, errors="replace") or ""
+            cloned = False
+            for number, line in enumerate(text.splitlines(), start=1):
+                code = line.split("#", 1)[0] if not path.endswith(".toml") else line
+                if _CLONE.search(code):
+                    cloned = True
+                for m in _RELEASE.finditer(code):
+                    out.append(Pin(path, number, version=m.group(1)))
+                for m in _GIT.finditer(code):
+                    out.append(Pin(path, number, ref=m.group(1)))
+                m = _CHECKOUT.search(code)
+                if cloned and m:
+                    out.append(Pin(path, number, ref=m.group(1)))
+        return out
+
+
+def _submodules(text: str) -> list[tuple[str, str]]:
+    """(path, url) of each `[submodule ...]` section of a .gitmodules file."""
+    out: list[tuple[str, str]] = []
+    for section in re.split(r"^\s*\[submodule\b[^\]]*\]\s*$", text, flags=re.MULTILINE)[1:]:
+        path = re.search(r"^\s*path\s*=\s*(.+?)\s*$", section, re.MULTILINE)
+        url = re.search(r"^\s*url\s*=\s*(.+?)\s*$", section, re.MULTILINE)
+        if path:
+            out.append((path.group(1), url.group(1) if url else ""))
+    return out
+
+
+@dataclass
+class Repositories:
+    """The repositories of one run, each made once (a run checks many scripts of one project)."""
+
+    made: dict = field(default_factory=dict)
+
+    def of(self, script_path: str) -> Repository | None:
+        root = root_of(script_path)
+        if root is None:
+            return None
+        if root not in self.made:
+            self.made[root] = Repository(root)
+        return self.made[root]

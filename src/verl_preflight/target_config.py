@@ -25,6 +25,7 @@ import os
 from dataclasses import dataclass
 
 from .hydra_stage.tree import Tree, entry_config_name, module_dir
+from .repository import root_of
 from .values import shown_path
 
 _PWD = ("$(pwd)", "$PWD", "${PWD}", "`pwd`")
@@ -66,7 +67,8 @@ class ConfigSearch:
 
 def project_root(script_path: str, source) -> str | None:
     """The folder the launch is taken to start in: the one holding the verl package it runs,
-    when the script is inside it; else the script's repository root; else None."""
+    when the script is inside it; else the script's repository root (repository.root_of: the
+    nearest folder above it with .git, pyproject.toml, setup.py or setup.cfg); else None."""
     if script_path == "-":
         return None
     here = os.path.abspath(script_path)
@@ -74,28 +76,25 @@ def project_root(script_path: str, source) -> str | None:
         holder = os.path.dirname(os.path.abspath(source.package_root))
         if here.startswith(holder + os.sep):
             return holder
-    cur = os.path.dirname(here)
-    for _ in range(32):
-        if os.path.isdir(os.path.join(cur, ".git")):
-            return cur
-        parent = os.path.dirname(cur)
-        if parent == cur:
-            return None
-        cur = parent
-    return None
+    return root_of(script_path)
 
 
 def search_of(spec, source, root: str | None, config_name: str | None) -> ConfigSearch:
     """The config folders of one launch (module docstring)."""
     if source is None:
         return ConfigSearch(None, "no verl config tree", "no verl config tree")
+    if source.missing:  # the project's verl is not here: nothing is checked against another
+        return ConfigSearch(None, source.origin, source.missing, own=False)
     if config_name is None:  # no Hydra entry point: the module reads its own arguments
         return ConfigSearch(None, "no Hydra config")
-    entry_dir = module_dir(source, spec.module)
-    declared = entry_config_name(source, spec.module)[0]
+    app = getattr(spec, "app", None)
+    if app is not None:  # a Hydra app of the project's: its @hydra.main, relative to its own file
+        entry_dir, declared = os.path.dirname(app.file), app.config_path
+    else:
+        entry_dir, declared = module_dir(source, spec.module), entry_config_name(source, spec.module)[0]
     assumed = None
     if spec.config_path_loc is None:
-        if declared in ("config", "./config", "config/") and entry_dir is None:
+        if app is None and declared in ("config", "./config", "config/") and entry_dir is None:
             primary, how, own = source.path, "verl's own config folder", True  # no sources: the table's entry
         elif entry_dir is None:
             missing = f"{spec.module} has no source here"
@@ -104,6 +103,8 @@ def search_of(spec, source, root: str | None, config_name: str | None) -> Config
             primary, how, assumed = _resolve(declared, entry_dir, root, "@hydra.main(config_path)")
             own = primary is not None and os.path.normpath(primary) == os.path.normpath(source.path)
             how = "verl's own config folder" if own else f"the entry point's config_path={declared}"
+            if app is not None and primary is None and declared is None:
+                how = f"{spec.module}'s @hydra.main names no config_path"
     else:
         field = spec.config_path_field
         primary, how, assumed = _resolve_field(field, entry_dir, root)
@@ -125,7 +126,7 @@ def _resolve(path: str | None, entry_dir: str | None, root: str | None, what: st
     if path is None:
         return None, f"{what} is not set", None
     if path.startswith("pkg://"):
-        found = _package_dir(path[len("pkg://") :])
+        found = _package_dir(path[len("pkg://") :], root)
         return found, (f"{path}" if found else f"{path}: that package is not installed here"), None
     if os.path.isabs(path):
         return os.path.normpath(path), path, None
@@ -153,16 +154,28 @@ def _resolve_field(field, entry_dir: str | None, root: str | None):
     return None, f"--config-path={field.display} is known only at run time", None
 
 
-def _package_dir(dotted: str) -> str | None:
-    """The folder of an importable package's sub-path (`a.b.c`), found without importing it."""
-    top, _, rest = dotted.partition(".")
+def _package_parts(dotted: str) -> list[str]:
+    """`a.b.c` or `a/b/c` (Hydra's pkg:// takes either) as its parts."""
+    return [p for p in dotted.replace("/", ".").split(".") if p]
+
+
+def _package_dir(dotted: str, root: str | None = None) -> str | None:
+    """The folder of a package's sub-path (`a.b.c`, `a/b/c`): one of the project's, under the
+    folder the launch starts in (`root`, first on sys.path there), else an importable one,
+    found without importing it."""
+    parts = _package_parts(dotted)
+    if not parts:
+        return None
+    if root is not None and os.path.isfile(os.path.join(root, parts[0], "__init__.py")):
+        path = os.path.join(root, *parts)
+        return path if os.path.isdir(path) else None
     try:
-        spec = importlib.util.find_spec(top)
+        spec = importlib.util.find_spec(parts[0])
     except (ImportError, ValueError):
         return None
     if spec is None or not spec.submodule_search_locations:
         return None
-    path = os.path.join(list(spec.submodule_search_locations)[0], *[p for p in rest.split(".") if p])
+    path = os.path.join(list(spec.submodule_search_locations)[0], *parts[1:])
     return path if os.path.isdir(path) else None
 
 
@@ -183,12 +196,12 @@ def _search_path(spec, source, root: str | None, primary: str, config_name: str 
         entries = _searchpath_in(primary, config_name)
     for entry in entries or ():
         if entry.startswith("pkg://"):
-            dotted = entry[len("pkg://") :]
-            top = dotted.split(".")[0]
+            parts = _package_parts(entry[len("pkg://") :])
+            top = parts[0] if parts else ""
             if source.package_root and top == os.path.basename(source.package_root):
-                folder = os.path.join(source.package_root, *dotted.split(".")[1:])
+                folder = os.path.join(source.package_root, *parts[1:])
             else:
-                folder = _package_dir(dotted)
+                folder = _package_dir(entry[len("pkg://") :], root)
             if folder is None:
                 return extra, f"hydra.searchpath {entry}: the package {top} is not installed here", None
         else:

@@ -101,9 +101,12 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
 
     runs: dict = {}  # (program, kind) -> [Loc]: what the script runs that might hold a launch (reach.NoLaunch)
 
+    def project_entry(module: str) -> bool:  # a module or file of the script's project that runs a Hydra app
+        return caches is not None and caches.app_for(path, module) is not None
+
     def on_command(argv, loc, last_word="", environment=None):
-        launch = launch_of(argv, loc, last_word, environment)
-        program = other_program(argv) if launch is None else None
+        launch = launch_of(argv, loc, last_word, environment, project_entry)
+        program = other_program(argv, project_entry) if launch is None else None
         if program is not None:
             if program.endswith(".py") and any(_OVERRIDE.match(f.value or "") for f in argv):
                 runs.setdefault((program, "python"), []).append(loc)  # a Hydra app of the project's
@@ -262,6 +265,7 @@ def _check_launch(launch, profile, caches, opts: Options, script_facts, read_fil
     policy rules over its view. (LaunchResult, fix.LaunchFindings)."""
     signals, forced, path = script_facts  # path: the script checked (the launch may be in a file it runs)
     spec = read_launch(launch)
+    spec.app = caches.app_for(path, spec.module) if caches is not None else None
     source = caches.source_for(path, spec.module) if caches is not None else None
     root = project_root(path, source)
     config_name = config_name_of(spec, source)
@@ -271,7 +275,7 @@ def _check_launch(launch, profile, caches, opts: Options, script_facts, read_fil
     if config_name is not None or caches is None:  # a module that is no Hydra app parses its own args
         this.findings.extend(from_problem(p).in_profile(profile) for p in spec.problems)
     view = None
-    if caches is not None and spec.trains:
+    if caches is not None and spec.trains and not source.missing:  # (the project's verl not here: said, unchecked)
         cache = caches.get(source, search.tree) if search.checkable else caches.main
         if cache is not caches.main:  # what the result depends on besides the run's own tree
             read_file.digests[cache.dependency()] = cache.digest
@@ -311,6 +315,10 @@ def _why_not_composed(spec, config_name, caches, source, search) -> str | None:
     """Why the Hydra stage did not compose this launch's config; None when it did."""
     if caches is None:
         return "no verl config tree"
+    if source is not None and source.missing:
+        return source.missing
+    if spec.app is not None and spec.app.why:
+        return spec.app.why
     if not spec.trains:
         return "a Hydra flag changes what it does (hydra-flag)"
     if config_name is None and in_verl(spec.module) in OWN_OPTIONS:

@@ -452,6 +452,9 @@ def config_name_of(spec, source) -> str | None:
     if spec.config_name:
         name = spec.config_name
         return name[: -len(".yaml")] if name.endswith(".yaml") else name
+    app = getattr(spec, "app", None)
+    if app is not None:  # a Hydra app of the project's: its own @hydra.main
+        return app.config_name if app.why is None else None
     if source is None:
         return None
     return entry_config_name(source, spec.module)[1]
@@ -554,6 +557,11 @@ def _entry_and_root(spec, config_name: str | None, cache, search) -> list | None
     folders lack; None when the overrides are next."""
     from .tree import OWN_OPTIONS, has_source, in_verl, module_exists
 
+    app = getattr(spec, "app", None)
+    if app is not None and (app.why or config_name is None):  # the project's module, not read to its config
+        why = app.why or "its @hydra.main names no config_name, and the launch gives no --config-name"
+        message = f"{spec.module}: {why}; its arguments are not checked"
+        return [LaunchProblem(HydraKind.UNKNOWN_ENTRY, spec.loc, message, at_most="info")]
     exists, close = module_exists(cache.source, spec.module)
     missing = _missing_vendor(spec)
     if missing:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from .. import cache_files
 from ..config_location import TREE_DEPENDENCY, entry_root, found, from_dir, tree_hash
+from ..repository import Repositories
 from ..source import hydra_versions, looked_for, read_source
 
 CACHE_FORMAT = 5  # 5: signed with the user's key (cache_files); 4: verdicts name the problem kind
@@ -33,12 +34,16 @@ class ConfigSource:
     verl_version: str | None
     package_root: str | None = None  # the verl package dir, to read entry points
     origin: str = "installed"  # how it was found: installed, --verl-config, --verl 0.8.0, vendored ...
+    missing: str | None = None  # the project's verl is not at hand here: why (its launches are not checked)
 
     def describe(self) -> str:
         return f"verl {self.verl_version or '(version not known)'} ({self.origin})"
 
     def as_json(self) -> dict:
-        return {"version": self.verl_version, "origin": self.origin, "config": self.path}
+        out = {"version": self.verl_version, "origin": self.origin, "config": self.path}
+        if self.missing:
+            out["missing"] = self.missing
+        return out
 
     @property
     def entry_points(self) -> str:
@@ -86,6 +91,55 @@ def vendored(script_path: str, module: str) -> ConfigSource | None:
             shown = os.path.join(os.path.basename(os.path.dirname(package)), "verl") if rel.startswith("..") else rel
             return _from_dir(config, f"vendored, {shown}")
     return None
+
+
+def _source_of(repo, release) -> ConfigSource | None:
+    """The ConfigSource of the verl a repository carries or pins (repository.Repository.verl),
+    None when it has none. A pinned release is fetched with `release`; what cannot be had here
+    (a submodule not checked out, a git reference, a release pip cannot get) is a source with
+    `missing` set: its launches are not checked, and the report says why."""
+    found = repo.verl
+    if found is None:
+        return None
+    if found.missing:
+        return ConfigSource("", None, None, found.how, missing=found.missing)
+    if found.package is not None:
+        from ..config_location import version_file
+
+        config = os.path.join(found.package, "trainer", "config")
+        return ConfigSource(os.path.abspath(config), version_file(found.package), found.package, found.how)
+    pin = found.pin
+    if pin.version is None:
+        why = (
+            f"the project installs verl at {pin.ref} ({found.how}), not a release: that verl is not at hand here "
+            "(--verl-config DIR or --verl VERSION names one)"
+        )
+        return ConfigSource("", None, None, found.how, missing=why)
+    from ..config_location import ConfigTreeError
+
+    try:
+        if release is None:
+            raise ConfigTreeError("releases are not fetched in this run")
+        fetched = release(pin.version)
+    except ConfigTreeError as err:
+        why = f"the project's verl {pin.version} ({found.how}) is not at hand here: {err}"
+        return ConfigSource("", pin.version, None, found.how, missing=why)
+    from dataclasses import replace
+
+    return replace(fetched, origin=f"{found.how}: the release's wheel")
+
+
+def _app_of(repo, script_path: str, module: str):
+    from ..source import read_source
+    from ..sources.hydra_app import hydra_app
+
+    if module.endswith(".py"):
+        path = repo.script_file(module, os.path.dirname(os.path.abspath(script_path)))
+    else:
+        path = repo.module_file(module)
+    if path is None:
+        return None
+    return hydra_app(path, read_source, repo.module_file)
 
 
 def project_holds(script_path: str, package: str) -> bool:
@@ -685,22 +739,53 @@ class ConfigCaches:
     against) and, made on first use, those some launches search instead (a project's
     `--config-path` folder with its `hydra.searchpath`, a verl vendored beside the script)."""
 
-    def __init__(self, main: ConfigCache, explicit: bool = False):
+    def __init__(self, main: ConfigCache, explicit: bool = False, release=None):
         self.main = main
         self.explicit = explicit  # the run names its verl (--verl-config, --verl, VERL_CONFIG_DIR)
+        self.release = release  # version -> ConfigSource of that release (releases.release_source); None: not fetched
         self._all: dict[tuple, ConfigCache] = {self.key(main.source, main.tree): main}
-        self._vendored: dict[tuple, ConfigSource | None] = {}
         self.shared_dir: str | None = None  # -j workers: where compositions are published
+        self.begin_check()
+
+    def begin_check(self) -> None:
+        """Forget what was found of the scripts' projects (their verl, their entry modules): a
+        long-lived process (the language server) asks again for each check, files may have changed."""
+        self._vendored: dict[tuple, ConfigSource | None] = {}
+        self.repositories = Repositories()
+        self._projects: dict[str, ConfigSource | None] = {}
+        self._apps: dict[tuple, object] = {}
 
     def source_for(self, script_path: str, module: str) -> ConfigSource:
-        """The verl a launch runs: the run's when it names one, else a copy vendored beside the
-        script (`vendored`), else the installed one (the run's)."""
+        """The verl a launch runs: the run's when it names one; else, for a verl module, a copy
+        vendored beside the script (`vendored`); else the verl the script's repository carries or
+        pins (repository.Repository.verl); else the installed one (the run's)."""
         if self.explicit:
             return self.main.source
-        key = (os.path.dirname(os.path.abspath(script_path)), module)
-        if key not in self._vendored:
-            self._vendored[key] = vendored(script_path, module)
-        return self._vendored[key] or self.main.source
+        if in_verl(module) is not None:
+            key = (os.path.dirname(os.path.abspath(script_path)), module)
+            if key not in self._vendored:
+                self._vendored[key] = vendored(script_path, module)
+            if self._vendored[key] is not None:
+                return self._vendored[key]
+        repo = self.repositories.of(script_path)
+        return (self._project_source(repo) if repo is not None else None) or self.main.source
+
+    def _project_source(self, repo) -> ConfigSource | None:
+        if repo.root not in self._projects:
+            self._projects[repo.root] = _source_of(repo, self.release)
+        return self._projects[repo.root]
+
+    def app_for(self, script_path: str, module: str):
+        """The Hydra app (sources.hydra_app.HydraApp) of a module or Python file of the script's
+        project that a launch runs (`python3 -m myproj.main`, `python train.py`); None when it is
+        no module of the project or runs no Hydra app."""
+        repo = self.repositories.of(script_path)
+        if repo is None or in_verl(module) is not None:
+            return None
+        key = (repo.root, os.path.dirname(os.path.abspath(script_path)), module)
+        if key not in self._apps:
+            self._apps[key] = _app_of(repo, script_path, module)
+        return self._apps[key]
 
     @staticmethod
     def key(source: ConfigSource, tree: Tree) -> tuple:

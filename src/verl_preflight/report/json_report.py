@@ -53,6 +53,7 @@ def launch_obj(la) -> dict:
         "overrides": la.overrides,
         "unknown_parts": [pieces(o.field) for o in spec.overrides] if spec is not None else [],
         "target": la.target.as_json() if la.target is not None else None,
+        "unchecked": getattr(la, "unchecked", None),  # why its config was not composed (None: it was)
     }
 
 
