@@ -394,3 +394,48 @@ def test_a_verl_pinned_to_a_git_reference_is_not_checked_against_another(tmp_pat
     code, doc = _report(capsys, script)
     (launch,) = _launches(doc)
     assert code == 0 and "installs verl at 1dda039b9 (pinned, install.sh:3), not a release" in launch["unchecked"]
+
+
+# ---- inputs are inputs, slips are slips -------------------------------------------------------
+
+
+def test_a_variable_the_repository_documents_is_an_input_not_a_warning(tmp_path, capsys):
+    root = tmp_path / "proj"
+    (root / ".git").mkdir(parents=True)
+    (root / "README.md").write_text("Run it:\n\n```bash\nexport N_GPUS=8\nbash scripts/train.sh\n```\n")
+    script = _script(root, f"export DATA_DIR=/data\n{LAUNCH} trainer.n_gpus_per_node=$N_GPUS "
+                     "data.train_files=$TRAIN_DATA_DIR/train.parquet\n")
+    code, doc = _report(capsys, script)
+    assert _rules(doc) == [(3, "unassigned-variable", "warning")]
+    message = doc["findings"][0]["message"]
+    assert message.startswith("TRAIN_DATA_DIR is never assigned") and message.endswith("; the script sets DATA_DIR")
+    assert doc["scripts"][0]["inputs"] == [{"name": "N_GPUS", "where": "README.md:4"}]
+    main(["--no-cache", str(script)])
+    assert "scripts/train.sh: note: inputs from the environment: N_GPUS (README.md:4)" in capsys.readouterr().out
+
+
+def test_a_wrapper_and_ci_files_give_inputs_too(tmp_path, capsys):
+    root = tmp_path / "proj"
+    (root / ".github" / "workflows").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("")
+    (root / ".github" / "workflows" / "train.yml").write_text("jobs:\n  t:\n    env:\n      BASE_MODEL: Qwen/Qwen3-8B\n")
+    (root / "launch.sh").write_text("export N_NODES=2\nbash scripts/inner.sh\n")
+    script = _script(
+        root, f"{LAUNCH} trainer.nnodes=$N_NODES actor_rollout_ref.model.path=$BASE_MODEL\n", "scripts/inner.sh"
+    )
+    code, doc = _report(capsys, script)
+    assert _rules(doc) == []
+    inputs = {i["name"]: i["where"] for s in doc["scripts"] for i in s["inputs"]}
+    assert inputs == {"N_NODES": "launch.sh:1", "BASE_MODEL": ".github/workflows/train.yml:4"}
+
+
+def test_a_wrapper_run_from_anywhere_is_followed_with_what_it_exports(tmp_path, capsys):
+    """`bash scripts/inner.sh` in a wrapper at the root: found from the repository's root, followed
+    with the wrapper's exports (a typo in the inner launch is found through the wrapper)."""
+    root = tmp_path / "proj"
+    (root / ".git").mkdir(parents=True)
+    (root / "launch.sh").write_text("#!/usr/bin/env bash\nexport EPOCHS=2\nbash scripts/inner.sh\n")
+    _script(root, f"{LAUNCH} trainer.total_epoch=$EPOCHS\n", "scripts/inner.sh")
+    code, doc = _report(capsys, root / "launch.sh")
+    (launch,) = _launches(doc)
+    assert code == 1 and "trainer.total_epoch=2" in launch["overrides"]

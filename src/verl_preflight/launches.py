@@ -171,7 +171,11 @@ def wrapped_script(argv: list[Field], script_dir: str) -> tuple[str, bool] | Non
     target = next((w for w in words if w is not None and not w.startswith("-")), None)
     if "-c" in words or target is None or not target.endswith(".sh"):
         return None
-    here = any(os.path.isfile(p) for p in (target, os.path.join(script_dir, target)))
+    from .repository import root_of
+
+    root = root_of(script_dir)
+    places = (target, os.path.join(script_dir, target), *([os.path.join(root, target)] if root else []))
+    here = any(os.path.isfile(p) for p in places)
     return f"{argv[0].display} {target}", here
 
 

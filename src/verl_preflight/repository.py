@@ -84,6 +84,21 @@ _CHECKOUT = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?checkout\s+([\w.+/-]+)")
 _CLONE = re.compile(r"\bgit\s+clone\b[^\n]*?/verl(?:\.git)?\b")
 _EDITABLE = re.compile(r"\bpip3?\s+install\b[^\n]*?(?:-e|--editable)\s+\.?/?([\w.-]+)/?(?=\s|$|[;&|])")
 _SETUP_SCRIPT = re.compile(r"(install|setup|deploy|env|requirements|docker)", re.IGNORECASE)
+_NAME = r"([A-Za-z_][A-Za-z0-9_]*)"
+# in a README: `export NAME=...`, `NAME=... bash x.sh` (a command's environment)
+_DOC_ASSIGNED = re.compile(rf"(?:\bexport\s+{_NAME}=|(?:^|[\s`$]){_NAME}=\S*\s+(?:bash|sh|\./|source)\b)")
+# in a CI or container file: `ENV NAME ...`, `NAME: value` (a workflow's env:), `NAME=value` (.env)
+_CI_ASSIGNED = re.compile(rf"(?:^\s*ENV\s+{_NAME}\b|^\s+([A-Z_][A-Z0-9_]*):\s*\S|^{_NAME}=|\bexport\s+{_NAME}=)")
+# in a wrapper script: `export NAME=...`, `NAME=... bash inner.sh`
+_WRAPPER_ASSIGNED = re.compile(rf"(?:\bexport\s+{_NAME}=|^\s*{_NAME}=\S*\s+(?:bash|sh|\./|source)\b)")
+_MAX_FILES = 2000  # files a repository's walk reads at most
+
+
+def _listing(folder: str) -> list[str]:
+    try:
+        return sorted(os.listdir(folder))
+    except OSError:
+        return []
 
 
 class Repository:
@@ -93,6 +108,8 @@ class Repository:
     def __init__(self, root: str):
         self.root = root
         self._verl: ProjectVerl | None | bool = False  # False: not asked yet
+        self._inputs: dict | None = None  # documented_inputs from the docs and CI files
+        self._scripts: list | None = None
 
     # ---- its own modules ----------------------------------------------------------------
     def module_file(self, module: str) -> str | None:
@@ -202,6 +219,72 @@ class Repository:
                 elif name.endswith(".sh") and _SETUP_SCRIPT.search(name):
                     out.append(path)
         return [p for p in out if os.path.isfile(p)]
+
+    # ---- the inputs its scripts take from the environment ----------------------------------
+    def documented_inputs(self, script_path: str) -> dict[str, str]:
+        """The variables the project gives a value outside the script, each with where it says so
+        first (`README.md:12`): exported in its README or docs (`export N_GPUS=8`, `N_GPUS=8 bash
+        run.sh`), by a script of the project that runs this one (a wrapper's `export X=...` or
+        `X=... bash inner.sh`), or in its CI and container files (a workflow's `env:`, a
+        Dockerfile's `ENV`, a `.env` file)."""
+        if self._inputs is None:
+            self._inputs = {}
+            for path in self._documents():
+                self._inputs_of(path, _DOC_ASSIGNED, self._inputs)
+            for path in self._ci_files():
+                self._inputs_of(path, _CI_ASSIGNED, self._inputs)
+        found = dict(self._inputs)
+        name = os.path.basename(script_path)
+        for path in self._shell_scripts():
+            if os.path.abspath(path) == os.path.abspath(script_path):
+                continue
+            text = read_source(path, errors="replace") or ""
+            if name in text:  # a wrapper of this script: what it exports before running it
+                self._inputs_of(path, _WRAPPER_ASSIGNED, found, text)
+        return found
+
+    def _inputs_of(self, path: str, pattern: re.Pattern, into: dict, text: str | None = None) -> None:
+        text = read_source(path, errors="replace") if text is None else text
+        for number, line in enumerate((text or "").splitlines(), start=1):
+            for m in pattern.finditer(line):
+                name = next(g for g in m.groups() if g)
+                into.setdefault(name, f"{os.path.relpath(path, self.root)}:{number}")
+
+    def _documents(self) -> list[str]:
+        """README and docs pages: the root's README*, and the Markdown files of docs/ and of the
+        root's folders one level down (an example's own README)."""
+        out = []
+        for folder in (self.root, os.path.join(self.root, "docs"), *self._folders(self.root)):
+            for name in _listing(folder):
+                if name.lower().endswith((".md", ".rst", ".txt")) and (folder != self.root or "readme" in name.lower()):
+                    out.append(os.path.join(folder, name))
+        return [p for p in out if os.path.isfile(p)][:_MAX_FILES]
+
+    def _ci_files(self) -> list[str]:
+        workflows = os.path.join(self.root, ".github", "workflows")
+        out = [os.path.join(workflows, n) for n in _listing(workflows)]
+        out += [os.path.join(self.root, n) for n in (".env", ".gitlab-ci.yml", "Dockerfile")]
+        out += [p for p in self._setup_files() if "Dockerfile" in os.path.basename(p)]
+        return [p for p in out if os.path.isfile(p)][:_MAX_FILES]
+
+    def _shell_scripts(self) -> list[str]:
+        """The project's shell scripts, a few folders deep (wrappers live near what they run)."""
+        if self._scripts is None:
+            out, stack = [], [(self.root, 0)]
+            while stack and len(out) < _MAX_FILES:
+                folder, depth = stack.pop()
+                for name in _listing(folder):
+                    path = os.path.join(folder, name)
+                    if name.endswith(".sh") and os.path.isfile(path):
+                        out.append(path)
+                    elif depth < 4 and not name.startswith(".") and os.path.isdir(path) and not os.path.islink(path):
+                        stack.append((path, depth + 1))
+            self._scripts = sorted(out)
+        return self._scripts
+
+    @staticmethod
+    def _folders(folder: str) -> list[str]:
+        return [os.path.join(folder, n) for n in _listing(folder) if not n.startswith(".") and os.path.isdir(os.path.join(folder, n))]
 
     def pins(self) -> list[Pin]:
         """Every verl the project's setup files ask for (`_setup_files`), in their order."""

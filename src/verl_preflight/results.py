@@ -44,3 +44,4 @@ class ScriptResult:
     unchecked: object = None  # reach.Unchecked: it names a verl entry point and no launch is checked
     secrets: frozenset = frozenset()  # values reports mask (shell.evaluate.secret_values)
     no_launch: object = None  # reach.NoLaunch: no profile launches verl, and what it runs instead
+    inputs: list = field(default_factory=list)  # (name, where the repository gives it) of the variables it takes

@@ -23,6 +23,7 @@ from .reach import why_no_launch, why_unchecked
 from .rules import for_note, from_problem, remedy, run_launch_rules, run_script_rules
 from .rules.bash.budget import Budget as BudgetRule
 from .rules.bash.unset_variable import UnsetVariable
+from .rules.policy.unassigned_variable import inputs_of
 from .rules.tool.file_too_large import FileTooLarge
 from .rules.tool.profiles_capped import ProfilesCapped
 from .rules.view import ScriptContext, build_view
@@ -166,8 +167,11 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
     if caches is not None and not refused:
         result.unchecked = why_unchecked(script, result.profiles)
         result.no_launch = why_no_launch(result.profiles, runs) if result.unchecked is None else None
+    repo = caches.repositories.of(path) if caches is not None and path != "-" else None
+    documented = repo.documented_inputs(path) if repo is not None else {}
+    context = ScriptContext(script, parsed, all_launches, read_file.text, info, set_by_environment(script), documented)
+    result.inputs = inputs_of(context)
     if opts.schema is not None:
-        context = ScriptContext(script, parsed, all_launches, read_file.text, info, set_by_environment(script))
         findings.extend(run_script_rules(opts.schema, context))
     if allowance.timed_out:  # what was found so far depends on the machine's load: none of it
         findings, unseen = [_timed_out(path, opts.budget)], "the check of this script was stopped by the clock"

@@ -74,6 +74,8 @@ def scripts_obj(results) -> list:
             "coverage": r.coverage.as_json() if getattr(r, "coverage", None) is not None else None,
             "unchecked": r.unchecked.as_json() if getattr(r, "unchecked", None) is not None else None,
             "no_launch": r.no_launch.as_json() if getattr(r, "no_launch", None) is not None else None,
+            # variables it takes from its environment that the repository gives elsewhere (docs, wrapper, CI)
+            "inputs": [{"name": n, "where": w} for n, w in getattr(r, "inputs", ())],
         }
         for r in results
     ]

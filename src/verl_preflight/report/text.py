@@ -98,6 +98,10 @@ def pass_notes(results, empty_folders=()) -> list[str]:
         coverage = getattr(r, "coverage", None)
         if coverage is not None and not coverage.exhaustive and not coverage.capped:
             lines.append(f"{r.path}: note: profiles checked: {coverage.summary()}")
+        inputs = getattr(r, "inputs", ())
+        if inputs:  # variables the repository gives elsewhere: the script's inputs, not slips
+            said = ", ".join(f"{name} ({where})" for name, where in inputs)
+            lines.append(f"{r.path}: note: inputs from the environment: {said}")
         unchecked = getattr(r, "unchecked", None)
         if unchecked is not None:
             lines.append(f"{r.path}: note: {unchecked.message}")

@@ -220,12 +220,16 @@ def _literal(text: str):
 class ScriptContext:
     """What script-level rules see: the parsed files and the launch sites reached."""
 
-    def __init__(self, script, parsed: dict, launches: list, read_text=None, switches=None, always_set=frozenset()):
+    def __init__(
+        self, script, parsed: dict, launches: list, read_text=None, switches=None, always_set=frozenset(), documented=None
+    ):
         self.main_script = script
         self._parsed = parsed
         self._launches = launches
         self.switches = switches  # shell.profiles.Scan of the script: what it assigns, reads, tests
         self.always_set = always_set  # what bash is sure to have (HOME, ..., Slurm's in a batch script)
+        # variables the script's repository gives a value (its docs, a wrapper, CI): name -> where
+        self.documented = documented or {}
         self.read_text = read_text or _read_text  # path -> text or None; the pipeline records what is read
 
     def scripts(self):

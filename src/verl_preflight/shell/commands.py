@@ -300,9 +300,15 @@ class Commands:
     def resolve_source(self, target: str) -> str | None:
         if "\0" in target or not target:
             return None
-        candidates = (
-            [target] if os.path.isabs(target) else [os.path.join(os.path.dirname(self.i.script.path), target), target]
-        )
+        if os.path.isabs(target):
+            candidates = [target]
+        else:  # beside the script, from its repository's root (where a project's scripts run), from here
+            from ..repository import root_of
+
+            root = root_of(self.i.script.path)
+            candidates = [os.path.join(os.path.dirname(self.i.script.path), target)]
+            candidates += [os.path.join(root, target)] if root is not None else []
+            candidates.append(target)
         for c in candidates:
             if os.path.isfile(c):
                 if os.path.isabs(c) and not os.path.isabs(self.i.script.path):
