@@ -570,8 +570,9 @@ class _ArithVariables:
 
     def get(self, name: str):
         var = self.st.vars.get(name)
-        if var is None:
-            return False if self.expander.host.missing(name) is not None else None
+        if var is None:  # as $NAME reads it: under `set -u` an unset one stops bash ("DP: unbound variable")
+            f = self.expander.params.lookup_scalar(name, self.st, self.loc)
+            return None if f is None else f.value if f.known else False
         f = scalar_of(var)
         if f is None:
             return None

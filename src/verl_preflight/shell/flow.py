@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..values import Assumption
-from .errors import ShellExit
+from .errors import ABORT, ArithFailure, ShellExit
 from .expand import arith_operands
 from .limits import OverBound, meter
 from .nodes import static_text, variable_of
@@ -31,6 +31,15 @@ def _short(text: str, width: int = 60) -> str:
     return line if len(line) <= width else line[: width - 3] + "..."
 
 
+def _read_on(states: list[State]) -> None:
+    """At a file's top level, at the end of a line: a path an arithmetic error dropped (flow
+    ABORT) reads on from the next line (bash parses a whole line, `a; b; c`, as one command
+    and drops what is left of it); $? is 1."""
+    for st in states:
+        if st.flow == ABORT:
+            st.flow, st.flow_arg, st.status = None, 0, 1
+
+
 def fields(node) -> list[tuple]:
     """(field name or None, child) for each child, in order."""
     return [(node.field_name_for_child(i), c) for i, c in enumerate(node.children)]
@@ -46,10 +55,12 @@ class ControlFlow:
         return [c for c in node.named_children if c.type not in ("comment", "heredoc_body")]
 
     def exec_block(self, node, states: list[State], depth: int) -> list[State]:
-        return self.exec_seq(self.statements(node), states, depth)
+        return self.exec_seq(self.statements(node), states, depth, top=node.type == "program")
 
-    def exec_seq(self, nodes, states: list[State], depth: int) -> list[State]:
-        for node in nodes:
+    def exec_seq(self, nodes, states: list[State], depth: int, top: bool = False) -> list[State]:
+        """Run the statements in order. `top`: they are a file's (or eval's text's) top level,
+        where bash goes on after an arithmetic error dropped the statement it was in."""
+        for i, node in enumerate(nodes):
             nxt: list[State] = []
             for st in states:
                 if st.flow:
@@ -57,6 +68,8 @@ class ControlFlow:
                 else:
                     nxt.extend(self.exec(node, st, depth))
             states = self.cap(State.joined(nxt) if len(nxt) > 1 else nxt, node)
+            if top and (i + 1 == len(nodes) or nodes[i + 1].start_point[0] != node.end_point[0]):
+                _read_on(states)
         return states
 
     def cap(self, states: list[State], node) -> list[State]:
@@ -105,6 +118,10 @@ class ControlFlow:
             if handler is None:
                 return [st]
             results = handler(node, st, depth + 1, in_cond)
+        except ArithFailure as failure:  # bash drops the rest of the top-level command (not posix: no exit)
+            st.notes.append(failure.note)
+            st.flow, st.flow_arg, st.status = ABORT, 1, 1
+            return [st]
         except ShellExit as stop:
             if stop.note is not None:
                 st.notes.append(stop.note)
@@ -162,7 +179,7 @@ class ControlFlow:
             outer.notes = end.notes
             outer.incomplete = end.incomplete
             outer.assumptions = end.assumptions
-            if end.flow == "exit":
+            if end.flow in ("exit", ABORT):  # an arithmetic error ends a subshell as `exit 1` does
                 outer.status = end.flow_arg if end.flow_arg is not None else 1
             else:
                 outer.status = end.status

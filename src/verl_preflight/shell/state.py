@@ -108,7 +108,7 @@ class State:
     nounset: bool = False
     allexport: bool = False  # `set -a`: every variable assigned is exported
     status: int | None = 0
-    flow: str | None = None  # "exit", "return", "break", "continue"
+    flow: str | None = None  # "exit", "return", "break", "continue", "abort" (errors.ABORT)
     flow_arg: int | None = 0
     launches: list = field(default_factory=list)
     assumptions: tuple = ()

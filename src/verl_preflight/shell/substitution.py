@@ -15,7 +15,7 @@ import os
 import posixpath
 from typing import TYPE_CHECKING
 
-from .errors import ShellExit
+from .errors import ArithFailure, ShellExit
 from .limits import MAX_VALUE_CHARS, OverBound, meter, value_too_long
 from .state import elements_of
 from .words import Field, Unknown, join_pieces
@@ -50,6 +50,8 @@ class CommandOutput:
         try:
             for stmt in body:
                 self._static_statement(stmt, sub, out, cwd)
+        except ArithFailure as failure:  # the subshell exits 1 there: its output is what it printed before
+            st.notes.append(failure.note)
         except (_NotStatic, ShellExit):  # ShellExit: set -u or ${X:?} stops the subshell
             return None
         except OverBound as past:  # a command of too many words: what it prints is unknown, and said
