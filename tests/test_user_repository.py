@@ -439,3 +439,32 @@ def test_a_wrapper_run_from_anywhere_is_followed_with_what_it_exports(tmp_path, 
     code, doc = _report(capsys, root / "launch.sh")
     (launch,) = _launches(doc)
     assert code == 1 and "trainer.total_epoch=2" in launch["overrides"]
+
+
+# ---- false classes seen on public projects, each at its cause ------------------------------
+
+
+def test_a_boolean_key_the_projects_code_reads_as_a_string_selector_is_no_type_error(tmp_path, capsys):
+    """The project's YAML has `recurrent.enable: false`; its scripts set `recurrent.enable=memory`;
+    its code tests the key for truth and compares it with "memory": the launch runs as intended."""
+    config = ROOT_CONFIG + "recurrent:\n  enable: false\n"
+    code_reading = "\n\ndef run(config):\n    if config.recurrent.enable:\n        return MODES[config.recurrent.enable]\n"
+    root = _project(tmp_path, entry=ENTRY + code_reading, config=config)
+    script = _script(root, f"python3 -m myproj.main {PROJECT_LAUNCH} recurrent.enable=memory\n")
+    assert _rules(_report(capsys, script)[1]) == []
+    # the same key where nothing reads it as a string: a string in a boolean's place is said
+    root = _project(tmp_path / "other", entry=ENTRY, config=config)
+    script = _script(root, f"python3 -m myproj.main {PROJECT_LAUNCH} recurrent.enable=memory\n")
+    assert [r for _, r, _ in _rules(_report(capsys, script)[1])] == ["config-type"]
+
+
+def test_a_verl_whose_version_is_not_known_is_said_so_in_every_message():
+    """A vendored verl without a version file: messages say "verl (version not known)", never "verl ?"."""
+    from verl_preflight.hydra_stage.tree import ConfigSource
+    from verl_preflight.rules.view import LaunchView
+
+    view = LaunchView(None, "ppo_trainer", None, [], {})
+    view.source = ConfigSource("/nowhere", None, None, "vendored, verl")
+    assert f"verl {view.verl_version} tests it" == "verl (version not known) tests it"
+    view.source = ConfigSource("/nowhere", "0.5.0.dev", None, "vendored, verl")
+    assert view.verl_version == "0.5.0.dev"

@@ -50,6 +50,12 @@ class LaunchView:
         for s in settings:
             self.last[s.key] = s
 
+    @property
+    def verl_version(self) -> str:
+        """The launch's verl release as messages say it (`verl {view.verl_version} asserts ...`):
+        its version, else "(version not known)" (a vendored copy without a version file)."""
+        return getattr(self.source, "verl_version", None) or "(version not known)"
+
     def entry_calls(self, function: str) -> bool:
         """Whether the launch's entry point calls `function` (verl's own source, else a table)."""
         from ..hydra_stage.tree import VALIDATING_ENTRIES, entry_calls

@@ -427,6 +427,38 @@ def _truth_tested(root: str) -> frozenset:
     return frozenset(names)
 
 
+def string_selected(package_root: str | None) -> frozenset:
+    """The config key names the code compares with a string (`cfg.x == "memory"`, `cfg.get("x")
+    in ("a", "b")`) or looks up by (`REGISTRY[cfg.x]`): a selector, whose string value is meant,
+    even where the YAML's default is a boolean and the code also tests it for truth."""
+    if not package_root or not os.path.isdir(package_root):
+        return frozenset()
+    return _string_selected(os.path.realpath(package_root))
+
+
+@kept
+def _string_selected(root: str) -> frozenset:
+    names: set[str] = set()
+    for path in python_files(root):
+        tree = parse_file(path)
+        for node in walk(tree) if tree is not None else ():
+            if isinstance(node, ast.Compare) and len(node.ops) == 1:
+                sides = (node.left, node.comparators[0])
+                if any(_is_str(side) for side in sides):
+                    for side in sides:
+                        names.update(_tested_names(side))
+            elif isinstance(node, ast.Subscript):
+                names.update(_tested_names(node.slice))
+    return frozenset(names)
+
+
+def _is_str(node) -> bool:
+    """A string constant, or a tuple, list or set of them (`x in ("a", "b")`)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    return isinstance(node, ast.Tuple | ast.List | ast.Set) and bool(node.elts) and all(_is_str(e) for e in node.elts)
+
+
 def _tests(node) -> list:
     if isinstance(node, ast.If | ast.While | ast.IfExp | ast.Assert):
         return [node.test]

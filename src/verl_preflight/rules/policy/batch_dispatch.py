@@ -66,7 +66,7 @@ class BatchDispatch(Rule):
         root = _package_root(view.source)
         if root is None:
             return []
-        version = getattr(view.source, "verl_version", None) or "(version not known)"
+        version = view.verl_version
         out = []
         split = generation_split(view, root)
         if split is not None and not _padding(view, split.padding_env):

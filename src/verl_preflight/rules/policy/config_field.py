@@ -136,7 +136,7 @@ class ConfigField(Rule):
             fields = sorted(registry.fields(cls) or ())
             close = difflib.get_close_matches(name, fields, n=1, cutoff=0.75)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
-            version = view.source.verl_version or "this verl"
+            version = view.verl_version
             message = (
                 f"{cls.rsplit('.', 1)[-1]} (verl {version}) has no field '{name}': Hydra adds it, then verl fails "
                 f"building the config (TypeError: unexpected keyword argument){hint}"

@@ -13,8 +13,18 @@ dataclass keeps the string, and gets nothing here.
 
 from __future__ import annotations
 
+import os
+
 from ...sources.verl_classes import verl_sources
-from ...sources.verl_types import builder_lines, rejects, scalar_type, section_builds, structured_builds, truth_tested
+from ...sources.verl_types import (
+    builder_lines,
+    rejects,
+    scalar_type,
+    section_builds,
+    string_selected,
+    structured_builds,
+    truth_tested,
+)
 from .. import Rule
 from ..view import is_unknown
 from .config_field import _package_root, dataclass_registry, field_owner, owner_of
@@ -61,7 +71,7 @@ class ConfigType(Rule):
         builds = structured_builds(root)
         sections = section_builds(builds, view.tree, registry) if builds else {}
         lines = builder_lines(root)  # where omega_conf_to_dataclass instantiates, and merges
-        version = view.source.verl_version or "?"
+        version = view.verl_version
         out = []
         for s in candidates:
             found = _structured(s.key, sections)
@@ -112,6 +122,8 @@ def _plain_bool(view, s, root, version):
     if not isinstance(default, bool) or not isinstance(s.value, str) or s.kind != "change":
         return None
     name = s.key.rsplit(".", 1)[-1]
+    if any(name in string_selected(r) for r in (root, _project_package(view))):
+        return None  # the code compares it with a string or looks it up: a selector, its string is meant
     if name in truth_tested(root):
         return (
             f"{s.key}={s.value}: a boolean in verl's config (default {str(default).lower()}), and verl {version} "
@@ -119,6 +131,18 @@ def _plain_bool(view, s, root, version):
             None,
         )
     return (f"{s.key}={s.value}: a boolean in verl's config (default {str(default).lower()}); write true or false", "warning")
+
+
+def _project_package(view) -> str | None:
+    """The package of the project's own entry module (a Hydra app of the project's): its code
+    reads the config too."""
+    app = getattr(view.spec, "app", None)
+    if app is None:
+        return None
+    folder = os.path.dirname(app.file)
+    while os.path.isfile(os.path.join(os.path.dirname(folder), "__init__.py")):
+        folder = os.path.dirname(folder)
+    return folder if os.path.isfile(os.path.join(folder, "__init__.py")) else None
 
 
 def _candidate(value) -> bool:

@@ -125,7 +125,7 @@ class ConfigValue(Rule):
             cls, name, status = field_owner(registry, target, rel)
             if status != "field":
                 continue
-            version = view.source.verl_version or "?"
+            version = view.verl_version
             short = cls.rsplit(".", 1)[-1]
             refused = registry.refused_values(cls, name).get(s.value)
             if refused is not None:
@@ -295,7 +295,7 @@ def _extension(view, sources) -> str | None:
 
 def _message(view, result, signal: str, setting) -> str:
     check = result.check
-    version = view.source.verl_version or "?"
+    version = view.verl_version
     where = f"{check.raise_at[0]}:{check.raise_at[1]}"
     when = _WHEN.get(check.site.phase, "")
     known = sorted(str(v) for v in result.known or ())

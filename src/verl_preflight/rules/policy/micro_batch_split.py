@@ -119,7 +119,7 @@ class MicroBatchSplit(Rule):
         root = _package_root(view.source)
         if root is None:
             return []
-        version = getattr(view.source, "verl_version", None) or "(version not known)"
+        version = view.verl_version
         out: list = []
         self._legacy(view, root, version, out)
         self._engine(view, root, version, out)

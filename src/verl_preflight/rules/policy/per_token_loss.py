@@ -73,7 +73,7 @@ class PerTokenLoss(Rule):
         failure = per_token_loss_failure(view, facts, ACTOR)
         if failure is None:
             return []
-        version = getattr(view.source, "verl_version", None) or "(version not known)"
+        version = view.verl_version
         order = {s.key: i for i, s in enumerate(view.settings)}
         set_here = [k for k in failure.own if k in order]
         key = max(set_here, key=order.__getitem__) if set_here else (failure.own[0] if failure.own else CP)

@@ -108,7 +108,7 @@ class SequenceLength(Rule):
         root = _package_root(view.source)
         if root is None:
             return []
-        version = getattr(view.source, "verl_version", None) or "(version not known)"
+        version = view.verl_version
         prompt, response = (lay.rollout_length(view, *keys) for keys in lay.LENGTHS)
         if prompt is None or response is None:
             return []
@@ -196,7 +196,9 @@ class SequenceLength(Rule):
         mml = length.value
         raised = _rewrite(engine, "max_num_batched_tokens")
         mml_key = f"{ROLLOUT}.max_model_len"
-        if length.rewrite is not None and view.setting(mml_key) is not None and view.value(mml_key) is not None:
+        given = view.value(mml_key) if view.setting(mml_key) is not None else None
+        # (verl's value equals the script's: the launch runs with what the script asked for, nothing to say)
+        if length.rewrite is not None and given is not None and not (isinstance(mml, int) and given == mml):
             text = (
                 f"verl {version} replaces rollout.max_model_len with {length.rewrite_to} ({length.rewrite}): "
                 "this setting does nothing"
