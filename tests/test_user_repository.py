@@ -468,3 +468,19 @@ def test_a_verl_whose_version_is_not_known_is_said_so_in_every_message():
     assert f"verl {view.verl_version} tests it" == "verl (version not known) tests it"
     view.source = ConfigSource("/nowhere", "0.5.0.dev", None, "vendored, verl")
     assert view.verl_version == "0.5.0.dev"
+
+
+def test_a_validation_only_launch_checks_no_training_budget(tmp_path, capsys):
+    """trainer.val_only=True: verl's fit returns after its first validation (ray_trainer.py, read
+    from the launch's verl), so no update splits a batch by ppo_max_token_len_per_gpu."""
+    lengths = (
+        "data.max_prompt_length=2048 data.max_response_length=30720 actor_rollout_ref.actor.use_dynamic_bsz=True "
+        "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=20480"
+    )
+    script = tmp_path / "eval.sh"
+    script.write_text(f"#!/usr/bin/env bash\n{LAUNCH} {lengths}\n")
+    assert [r for _, r, _ in _rules(_report(capsys, script)[1])] == ["sequence-length"]
+    script.write_text(f"#!/usr/bin/env bash\n{LAUNCH} {lengths} trainer.val_only=True\n")
+    assert _rules(_report(capsys, script)[1]) == []
+    script.write_text(f"#!/usr/bin/env bash\n{LAUNCH} {lengths} trainer.val_only=True trainer.val_before_train=False\n")
+    assert [r for _, r, _ in _rules(_report(capsys, script)[1])] == ["sequence-length"]

@@ -441,6 +441,40 @@ def _fit(root: str):
     return statement_at(_function_span(os.path.join(root, *TRAINER), "fit"))
 
 
+def validation_only(view, root: str) -> Cite | None:
+    """Where the trainer's fit returns after its first validation (`if
+    self.config.trainer.get("val_only", False): return`, verl 0.4-0.9) when this launch turns
+    trainer.val_only on: no training step runs (no actor update, no log-prob or critic pass);
+    None when it trains, or when the version's fit has no such return. A return inside the
+    test of val_before_train is taken only when that is not off."""
+    found = _val_only_return(root)
+    if found is None or view.value("trainer.val_only") is not True:
+        return None
+    line, under_val_before_train = found
+    if under_val_before_train and view.value("trainer.val_before_train") is False:
+        return None
+    return Cite(_rel(root, os.path.join(root, *TRAINER)), line)
+
+
+def _val_only_return(root: str) -> tuple[int, bool] | None:
+    """(line, whether it is inside a test of val_before_train) of fit's `if ...val_only...: return`."""
+    fit = _fit(root)
+    if fit is None:
+        return None
+    stack = [(stmt, False) for stmt in fit.body]
+    while stack:
+        node, inside = stack.pop()
+        if isinstance(node, ast.If):
+            test = ast.unparse(node.test)
+            if "val_only" in test and any(isinstance(s, ast.Return) for s in node.body):
+                return node.lineno, inside
+            inside = inside or "val_before_train" in test
+            stack.extend((s, inside) for s in node.body + node.orelse)
+        elif isinstance(node, (ast.With, ast.Try)):
+            stack.extend((s, inside) for s in node.body)
+    return None
+
+
 def _walk_rows(ev: Evaluator, scope: dict, body: list, train: int):
     """(owner, rows, line) of the first generate_sequences call reached, following `if` tests the
     evaluator decides; None when one it cannot decide stands in the way."""

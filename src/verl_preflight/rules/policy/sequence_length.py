@@ -14,7 +14,9 @@ Decided by the code of the launch's verl, read from its tree (sources/verl_lengt
   (ref.log_prob_max_token_len_per_gpu) when verl builds one, the critic's
   (critic.*max_token_len_per_gpu) when it builds one; a key is checked only
   where that version's workers read it. A budget inherited by interpolation
-  is reported once, on the key it comes from.
+  is reported once, on the key it comes from. None is checked where the launch
+  turns trainer.val_only on and the version's fit returns after its first
+  validation (no training step runs; sources/verl_batches.validation_only).
 - The vLLM rollout. verl's own code that builds vLLM's engine arguments is run
   over the launch's config and the model's config (`--model-config DIR`, the
   model path's config.json under `--profile current`, or the shipped table):
@@ -37,7 +39,7 @@ from __future__ import annotations
 
 from ... import layout as lay
 from ...sources.verl_lengths import MODEL_KEY, token_budget
-from ...sources.verl_batches import ulysses_size
+from ...sources.verl_batches import ulysses_size, validation_only
 from .. import Rule
 from .config_field import _package_root
 
@@ -122,8 +124,8 @@ class SequenceLength(Rule):
 
     def _budgets(self, view, root, version, prompt, response, out) -> None:
         tb = token_budget(root)
-        if tb is None:
-            return
+        if tb is None or validation_only(view, root) is not None:
+            return  # (trainer.val_only: fit returns after validation, no training step splits a batch)
         total = prompt[0] + response[0]
         padded = _padded(view, tb)
         critic = lay.critic_used(view)
