@@ -80,7 +80,7 @@ class NoLaunch:
     read_by: tuple = ()  # --dependents: the scripts checked that read it (a sourced helper)
 
     KINDS = {
-        "python": "a Python program, not a verl entry point: its arguments are not checked",
+        "python": "a Python program, not a verl entry point nor a Hydra app: what it starts is not checked",
         "followed": "another script, followed: it launches no verl either",
         "absent": "another script, not found from the working directory: check from where the script is run",
     }

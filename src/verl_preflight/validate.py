@@ -109,8 +109,8 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
         launch = launch_of(argv, loc, last_word, environment, project_entry)
         program = other_program(argv, project_entry) if launch is None else None
         if program is not None:
-            if program.endswith(".py") and any(_OVERRIDE.match(f.value or "") for f in argv):
-                runs.setdefault((program, "python"), []).append(loc)  # a Hydra app of the project's
+            if program.endswith(".py"):  # a Python program of the project's that may launch verl itself
+                runs.setdefault((program, "python"), []).append(loc)
             for f in argv:
                 if f.loc is not None:
                     elsewhere.setdefault(f.loc, program)
@@ -189,7 +189,6 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
     return result
 
 
-_OVERRIDE = re.compile(r"^[+~]{0,2}[A-Za-z_]\w*(\.\w+)+=")  # `trainer.total_epochs=3`: an override verl reads
 
 
 def _buffer(path: str, opts: Options) -> bytes:
