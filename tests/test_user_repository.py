@@ -129,8 +129,9 @@ def test_two_verls_named_are_a_usage_error_naming_both(tmp_path, capsys, monkeyp
 
 
 def test_with_no_verl_installed_the_newest_known_release_is_fetched(tmp_path, capsys, monkeypatch):
-    import verl_preflight.config_location as location
     from conftest import ROOT
+
+    import verl_preflight.config_location as location
 
     wheels = os.path.join(ROOT, ".venv", "wheels")
     if not os.path.isdir(wheels):
@@ -155,7 +156,9 @@ def test_with_no_verl_installed_the_newest_known_release_is_fetched(tmp_path, ca
 def test_dependents_are_the_scripts_whose_check_read_the_helper(tmp_path, capsys):
     (tmp_path / ".git").mkdir()
     (tmp_path / "common.sh").write_text("EPOCHS=(trainer.total_epoch=1)\n")
-    (tmp_path / "run.sh").write_text(f'#!/usr/bin/env bash\nsource "$(dirname "$0")/common.sh"\n{LAUNCH} "${{EPOCHS[@]}}"\n')
+    (tmp_path / "run.sh").write_text(
+        f'#!/usr/bin/env bash\nsource "$(dirname "$0")/common.sh"\n{LAUNCH} "${{EPOCHS[@]}}"\n'
+    )
     (tmp_path / "notes.sh").write_text("#!/usr/bin/env bash\n# common.sh is not sourced here\necho done\n")
     code, doc = _report(capsys, tmp_path / "common.sh")
     assert code == 0 and [s["path"] for s in doc["scripts"]] == [str(tmp_path / "common.sh")]
@@ -173,14 +176,14 @@ def test_dependents_are_the_scripts_whose_check_read_the_helper(tmp_path, capsys
 
 # ---- the project's own entry points --------------------------------------------------------
 
-ENTRY = '''\
+ENTRY = """\
 import hydra
 
 
 @hydra.main(config_path="config", config_name="trainer", version_base=None)
 def main(config):
     run(config)
-'''
+"""
 ROOT_CONFIG = """\
 hydra:
   searchpath:
@@ -251,7 +254,9 @@ def test_a_python_file_with_a_hydra_app_is_a_checked_launch(tmp_path, capsys):
     (root / "configs").mkdir()
     (root / "configs" / "base.yaml").write_text(ROOT_CONFIG)
     (root / "train.py").write_text(ENTRY.replace('config_path="config"', 'config_path="configs"'))
-    script = _script(root, f'cd "$(dirname "$0")/.."\npython train.py --config-name base {PROJECT_LAUNCH} myproj.port=1\n')
+    script = _script(
+        root, f'cd "$(dirname "$0")/.."\npython train.py --config-name base {PROJECT_LAUNCH} myproj.port=1\n'
+    )
     code, doc = _report(capsys, script)
     assert code == 1 and _rules(doc) == [(3, "override-missing-key", "error")]
     (launch,) = _launches(doc)
@@ -304,7 +309,9 @@ def test_a_verl_kept_as_a_git_submodule_is_the_one_checked_against(tmp_path, cap
     root = tmp_path / "proj"
     root.mkdir()
     (root / "pyproject.toml").write_text("")
-    (root / ".gitmodules").write_text('[submodule "third_party/verl"]\n\tpath = third_party/verl\n\turl = ../verl.git\n')
+    (root / ".gitmodules").write_text(
+        '[submodule "third_party/verl"]\n\tpath = third_party/verl\n\turl = ../verl.git\n'
+    )
     _verl_package(root / "third_party" / "verl")
     script = _script(root, VERL_LAUNCH)
     code, doc = _report(capsys, script)
@@ -403,8 +410,11 @@ def test_a_variable_the_repository_documents_is_an_input_not_a_warning(tmp_path,
     root = tmp_path / "proj"
     (root / ".git").mkdir(parents=True)
     (root / "README.md").write_text("Run it:\n\n```bash\nexport N_GPUS=8\nbash scripts/train.sh\n```\n")
-    script = _script(root, f"export DATA_DIR=/data\n{LAUNCH} trainer.n_gpus_per_node=$N_GPUS "
-                     "data.train_files=$TRAIN_DATA_DIR/train.parquet\n")
+    script = _script(
+        root,
+        f"export DATA_DIR=/data\n{LAUNCH} trainer.n_gpus_per_node=$N_GPUS "
+        "data.train_files=$TRAIN_DATA_DIR/train.parquet\n",
+    )
     code, doc = _report(capsys, script)
     assert _rules(doc) == [(3, "unassigned-variable", "warning")]
     message = doc["findings"][0]["message"]
@@ -418,7 +428,9 @@ def test_a_wrapper_and_ci_files_give_inputs_too(tmp_path, capsys):
     root = tmp_path / "proj"
     (root / ".github" / "workflows").mkdir(parents=True)
     (root / "pyproject.toml").write_text("")
-    (root / ".github" / "workflows" / "train.yml").write_text("jobs:\n  t:\n    env:\n      BASE_MODEL: Qwen/Qwen3-8B\n")
+    (root / ".github" / "workflows" / "train.yml").write_text(
+        "jobs:\n  t:\n    env:\n      BASE_MODEL: Qwen/Qwen3-8B\n"
+    )
     (root / "launch.sh").write_text("export N_NODES=2\nbash scripts/inner.sh\n")
     script = _script(
         root, f"{LAUNCH} trainer.nnodes=$N_NODES actor_rollout_ref.model.path=$BASE_MODEL\n", "scripts/inner.sh"
@@ -448,7 +460,9 @@ def test_a_boolean_key_the_projects_code_reads_as_a_string_selector_is_no_type_e
     """The project's YAML has `recurrent.enable: false`; its scripts set `recurrent.enable=memory`;
     its code tests the key for truth and compares it with "memory": the launch runs as intended."""
     config = ROOT_CONFIG + "recurrent:\n  enable: false\n"
-    code_reading = "\n\ndef run(config):\n    if config.recurrent.enable:\n        return MODES[config.recurrent.enable]\n"
+    code_reading = (
+        "\n\ndef run(config):\n    if config.recurrent.enable:\n        return MODES[config.recurrent.enable]\n"
+    )
     root = _project(tmp_path, entry=ENTRY + code_reading, config=config)
     script = _script(root, f"python3 -m myproj.main {PROJECT_LAUNCH} recurrent.enable=memory\n")
     assert _rules(_report(capsys, script)[1]) == []

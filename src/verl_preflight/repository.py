@@ -284,7 +284,11 @@ class Repository:
 
     @staticmethod
     def _folders(folder: str) -> list[str]:
-        return [os.path.join(folder, n) for n in _listing(folder) if not n.startswith(".") and os.path.isdir(os.path.join(folder, n))]
+        return [
+            os.path.join(folder, n)
+            for n in _listing(folder)
+            if not n.startswith(".") and os.path.isdir(os.path.join(folder, n))
+        ]
 
     def pins(self) -> list[Pin]:
         """Every verl the project's setup files ask for (`_setup_files`), in their order."""
