@@ -498,3 +498,22 @@ def test_a_validation_only_launch_checks_no_training_budget(tmp_path, capsys):
     assert _rules(_report(capsys, script)[1]) == []
     script.write_text(f"#!/usr/bin/env bash\n{LAUNCH} {lengths} trainer.val_only=True trainer.val_before_train=False\n")
     assert [r for _, r, _ in _rules(_report(capsys, script)[1])] == ["sequence-length"]
+
+
+def test_a_forks_own_trainer_module_with_its_own_config_folder_is_its_entry(tmp_path, capsys):
+    """`python3 -m verl.agent_trainer.main_ppo` where the project's verl fork adds agent_trainer/ with
+    its own @hydra.main and config folder: read there, not refused as a module verl lacks."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "setup.py").write_text("")
+    package = _verl_package(root, drop="no such line")
+    (package / "agent_trainer" / "config").mkdir(parents=True)
+    (package / "agent_trainer" / "__init__.py").write_text("")
+    (package / "agent_trainer" / "main_ppo.py").write_text(ENTRY.replace('"trainer"', '"agent_trainer"'))
+    (package / "agent_trainer" / "config" / "agent_trainer.yaml").write_text(
+        ROOT_CONFIG.replace("myproj:\n  reward_port: 9999", "agent:\n  max_turns: 4")
+    )
+    script = _script(root, f"python3 -m verl.agent_trainer.main_ppo {PROJECT_LAUNCH} agent.max_turn=3\n")
+    code, doc = _report(capsys, script)
+    assert code == 1 and _rules(doc) == [(2, "override-missing-key", "error")]
+    assert "did you mean 'agent.max_turns'" in doc["findings"][0]["message"]

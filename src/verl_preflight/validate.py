@@ -282,7 +282,7 @@ def _check_launch(launch, profile, caches, opts: Options, script_facts, read_fil
         cache = caches.get(source, search.tree) if search.checkable else caches.main
         if cache is not caches.main:  # what the result depends on besides the run's own tree
             read_file.digests[cache.dependency()] = cache.digest
-        hydra = [from_problem(p) for p in check_launch(spec, config_name, cache, search, remedy)]
+        hydra = [from_problem(p) for p in check_launch(spec, config_name, cache, search, remedy, source)]
         this.findings.extend(f.in_profile(profile) for f in hydra)
         view = build_view(spec, config_name, profile, cache, search.checkable)
         if view is not None:

@@ -475,7 +475,7 @@ def _close_config_names(tree, name: str) -> list[str]:
     return difflib.get_close_matches(name, sorted(roots), n=2, cutoff=0.6)
 
 
-def check_launch(spec, config_name: str | None, cache, search, remedy=no_remedy) -> list[LaunchProblem]:
+def check_launch(spec, config_name: str | None, cache, search, remedy=no_remedy, source=None) -> list[LaunchProblem]:
     """The Hydra stage for one launch: entry point, root config, then every override.
 
     An override whose value is partly unknown is checked for grammar and for its
@@ -485,7 +485,7 @@ def check_launch(spec, config_name: str | None, cache, search, remedy=no_remedy)
     it could be, and a problem is reported only when every option has it. A
     --config-path or --config-name known only at run time stops the checks (the
     root config is not known)."""
-    stop = _entry_and_root(spec, config_name, cache, search)
+    stop = _entry_and_root(spec, config_name, cache, search, source or cache.source)
     if stop is not None:
         if stop and stop[0].kind in (HydraKind.UNKNOWN_ENTRY, HydraKind.CONFIG_PATH, HydraKind.UNKNOWN_ARGUMENT):
             return stop + _grammar_only(spec, cache)  # the root config is not here: the grammar still holds
@@ -550,7 +550,7 @@ def _grammar_only(spec, cache) -> list:
     return out
 
 
-def _entry_and_root(spec, config_name: str | None, cache, search) -> list | None:
+def _entry_and_root(spec, config_name: str | None, cache, search, source) -> list | None:
     """The finding that stops a launch's checks before its overrides: a module python3 -m
     cannot find, a module that is no Hydra entry point, a root config known only at run
     time, config folders that are not here (target_config.ConfigSearch), a --config-name the
@@ -562,7 +562,7 @@ def _entry_and_root(spec, config_name: str | None, cache, search) -> list | None
         why = app.why or "its @hydra.main names no config_name, and the launch gives no --config-name"
         message = f"{spec.module}: {why}; its arguments are not checked"
         return [LaunchProblem(HydraKind.UNKNOWN_ENTRY, spec.loc, message, at_most="info")]
-    exists, close = module_exists(cache.source, spec.module)
+    exists, close = module_exists(source, spec.module)  # the launch's verl (the cache's tree may be another's)
     missing = _missing_vendor(spec)
     if missing:
         where = spec.argv[spec.entry].loc if spec.argv else spec.loc
@@ -575,7 +575,7 @@ def _entry_and_root(spec, config_name: str | None, cache, search) -> list | None
     if config_name is None and in_verl(spec.module) in OWN_OPTIONS:
         return []  # an argparse program of verl's (model_merger): its arguments are its own, nothing to say
     if config_name is None:
-        if has_source(cache.source, spec.module):
+        if has_source(source, spec.module):
             message = f"{spec.module} is not a Hydra entry point of this verl"
             return [LaunchProblem(HydraKind.UNKNOWN_ENTRY, spec.loc, message)]
         message = f"{spec.module} has no source next to this config tree; its arguments are not checked"

@@ -221,7 +221,7 @@ def entry_config_name(source: ConfigSource, module: str) -> tuple[str | None, st
     module = in_verl(module)
     if module is None:
         return None, None
-    root = entry_root(source.path, source.package_root, source.verl_version)[0]
+    root = _root_for(source.path, source.package_root, source.verl_version, module)
     if root is None:
         return ENTRY_POINTS.get(module, (None, None))
     for c in _module_files(root, module):
@@ -244,7 +244,7 @@ def module_dir(source: ConfigSource, module: str) -> str | None:
     module = in_verl(module)
     if module is None:
         return None
-    root = entry_root(source.path, source.package_root, source.verl_version)[0]
+    root = _root_for(source.path, source.package_root, source.verl_version, module)
     if root is None:
         return None
     for c in _module_files(root, module):
@@ -283,6 +283,15 @@ def has_source(source: ConfigSource, module: str) -> bool:
     return module is not None and root is not None and any(os.path.isfile(p) for p in _module_files(root, module))
 
 
+def _root_for(path: str, package_root: str | None, version: str | None, module: str) -> str | None:
+    """The verl package whose sources tell of `module`: the checked verl's own package where it
+    holds the module's file (a fork's module of its own: `verl.agent_trainer.main_ppo`), else the
+    one entry_root chooses for its tree."""
+    if package_root and any(os.path.isfile(c) for c in _module_files(package_root, module)):
+        return package_root
+    return entry_root(path, package_root, version)[0]
+
+
 def _module_files(root: str, module: str) -> list[str]:
     """Where a module's file is: under the verl package, or (a recipe) beside it."""
     if _RECIPE.fullmatch(module):
@@ -304,7 +313,7 @@ def _module_exists(path: str, package_root: str | None, version: str | None, mod
 
     if not _MODULE.fullmatch(module) and not _RECIPE.fullmatch(module):
         return None, []
-    root = entry_root(path, package_root, version)[0]
+    root = _root_for(path, package_root, version, module)
     if root is None:
         return (True if module in ENTRY_POINTS else None), []
     if any(os.path.isfile(c) for c in _module_files(root, module)):
