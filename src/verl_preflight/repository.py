@@ -108,7 +108,6 @@ class Repository:
     def __init__(self, root: str):
         self.root = root
         self._verl: ProjectVerl | None | bool = False  # False: not asked yet
-        self._inputs: dict | None = None  # documented_inputs from the docs and CI files
         self._scripts: list | None = None
 
     # ---- its own modules ----------------------------------------------------------------
@@ -221,30 +220,30 @@ class Repository:
         return [p for p in out if os.path.isfile(p)]
 
     # ---- the inputs its scripts take from the environment ----------------------------------
-    def documented_inputs(self, script_path: str) -> dict[str, str]:
+    def documented_inputs(self, script_path: str, read=None) -> dict[str, str]:
         """The variables the project gives a value outside the script, each with where it says so
         first (`README.md:12`): exported in its README or docs (`export N_GPUS=8`, `N_GPUS=8 bash
         run.sh`), by a script of the project that runs this one (a wrapper's `export X=...` or
         `X=... bash inner.sh`), or in its CI and container files (a workflow's `env:`, a
-        Dockerfile's `ENV`, a `.env` file)."""
-        if self._inputs is None:
-            self._inputs = {}
-            for path in self._documents():
-                self._inputs_of(path, _DOC_ASSIGNED, self._inputs)
-            for path in self._ci_files():
-                self._inputs_of(path, _CI_ASSIGNED, self._inputs)
-        found = dict(self._inputs)
+        Dockerfile's `ENV`, a `.env` file). `read(path)`: the text of a file, read by the caller's
+        reader (source.Recorder.text), so that the script's result depends on what was read for it
+        and on nothing read for another script."""
+        read = read or (lambda path: read_source(path, errors="replace"))
+        found: dict[str, str] = {}
+        for path in self._documents():
+            self._inputs_of(path, _DOC_ASSIGNED, found, read(path))
+        for path in self._ci_files():
+            self._inputs_of(path, _CI_ASSIGNED, found, read(path))
         name = os.path.basename(script_path)
         for path in self._shell_scripts():
             if os.path.abspath(path) == os.path.abspath(script_path):
                 continue
-            text = read_source(path, errors="replace") or ""
+            text = read(path) or ""
             if name in text:  # a wrapper of this script: what it exports before running it
                 self._inputs_of(path, _WRAPPER_ASSIGNED, found, text)
         return found
 
-    def _inputs_of(self, path: str, pattern: re.Pattern, into: dict, text: str | None = None) -> None:
-        text = read_source(path, errors="replace") if text is None else text
+    def _inputs_of(self, path: str, pattern: re.Pattern, into: dict, text: str | None) -> None:
         for number, line in enumerate((text or "").splitlines(), start=1):
             for m in pattern.finditer(line):
                 name = next(g for g in m.groups() if g)

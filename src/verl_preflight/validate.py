@@ -168,7 +168,8 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
         result.unchecked = why_unchecked(script, result.profiles)
         result.no_launch = why_no_launch(result.profiles, runs) if result.unchecked is None else None
     repo = caches.repositories.of(path) if caches is not None and path != "-" else None
-    documented = repo.documented_inputs(path) if repo is not None else {}
+    # (read through this script's reader, and only where a launch reads a variable it never sets)
+    documented = (lambda: repo.documented_inputs(path, read_file.text)) if repo is not None else None
     context = ScriptContext(script, parsed, all_launches, read_file.text, info, set_by_environment(script), documented)
     result.inputs = inputs_of(context)
     if opts.schema is not None:

@@ -234,9 +234,19 @@ class ScriptContext:
         self._launches = launches
         self.switches = switches  # shell.profiles.Scan of the script: what it assigns, reads, tests
         self.always_set = always_set  # what bash is sure to have (HOME, ..., Slurm's in a batch script)
-        # variables the script's repository gives a value (its docs, a wrapper, CI): name -> where
-        self.documented = documented or {}
+        # variables the script's repository gives a value (its docs, a wrapper, CI): a function
+        # giving name -> where, asked only where a launch reads a variable the script never sets
+        self._documented = documented
+        self._documented_found = None
         self.read_text = read_text or _read_text  # path -> text or None; the pipeline records what is read
+
+    @property
+    def documented(self) -> dict:
+        """name -> where the repository gives it a value (repository.Repository.documented_inputs)."""
+        if self._documented_found is None:
+            found = self._documented() if callable(self._documented) else self._documented
+            self._documented_found = dict(found or {})
+        return self._documented_found
 
     def scripts(self):
         return [self.main_script, *self._parsed.values()]

@@ -57,7 +57,8 @@ def inputs_of(ctx) -> list[tuple[str, str]]:
     """(name, where the project gives it) of each variable a launch reads that the script never
     assigns but the repository exports or documents (repository.Repository.documented_inputs):
     the script's inputs, said once in its note and no warning."""
-    return [(name, ctx.documented[name]) for name, _, _ in _unassigned(ctx) if name in ctx.documented]
+    unassigned = _unassigned(ctx)
+    return [(name, ctx.documented[name]) for name, _, _ in unassigned if name in ctx.documented] if unassigned else []
 
 
 def _unassigned(ctx) -> list:
