@@ -894,3 +894,23 @@ def test_verls_engine_and_megatrons_schedule_are_run_from_kept_spans_with_the_sa
     for module in ("vllm_async_server.py", "schedules.py"):
         assert any(p.endswith(module) for p in parsed_first), module
         assert not any(p.endswith(module) for p in parsed_second), module
+
+
+def test_a_scripts_result_depends_on_the_repositorys_docs_and_wrappers_only_where_it_takes_inputs(tree):
+    """A launch that reads a variable the script never sets depends on the repository's README
+    and its other scripts (one may export it); a script that sets everything depends on neither:
+    an edit to another script or to the README re-checks only the first."""
+    (tree / ".git").mkdir()
+    (tree / "README.md").write_text("export EPOCHS=2\n")
+    (tree / "takes_input.sh").write_text("#!/usr/bin/env bash\nA=(trainer.total_epochs=$EPOCHS)\n" + LAUNCH)
+    files = ["takes_input.sh", "alone.sh"]
+    run = Run()
+    run(files)
+    (tree / "uses_lib.sh").write_text((tree / "uses_lib.sh").read_text() + "# edited\n")
+    run(files)
+    assert run.checked == 1  # takes_input.sh, which read it (as a possible wrapper): alone.sh is kept
+    (tree / "README.md").write_text("export EPOCHS=3\n")
+    run(files)
+    assert run.checked == 1
+    run(files)
+    assert run.checked == 0
