@@ -395,7 +395,7 @@ def test_a_script_without_a_verl_launch_says_what_it_runs_instead(tmp_path, caps
     monkeypatch.chdir(tmp_path)
     _, out, _ = run(capsys, "--no-cache", app, wrapper)
     assert "it runs python3 main_ppo_split.py (line 2), a Python program, not a verl entry point" in out
-    assert "it runs bash sub/launch.sh (lines 2, 3), another script, not found from the working directory" in out
+    assert "it runs bash sub/launch.sh (lines 2, 3), another script, not found from here" in out
     _, out, _ = run(capsys, "--no-cache", "--format", "json", app)
     (script,) = json.loads(out)["scripts"]
     assert script["no_launch"]["runs"] == [{"program": "python3 main_ppo_split.py", "kind": "python", "lines": [2]}]

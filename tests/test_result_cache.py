@@ -711,14 +711,18 @@ def test_no_absence_is_kept_where_a_link_to_nothing_could_bring_the_file(tree, m
     for path in (leaf, below):
         assert digests.file_digest(str(path)) is None
         assert str(path) not in digests._table
+    from verl_preflight import source
     from verl_preflight.source import Recorder, read_source
 
-    assert Recorder()(str(below)) is None and read_source(str(below)) is None
-    assert str(below) not in digests._table
-    (tree / "shared" / "common").mkdir(parents=True)
-    for path in (tree / "shared" / "env.sh", tree / "shared" / "common" / "env.sh"):
-        path.write_bytes(b"X=1\n")
-    assert digests.file_digest(str(leaf)) == digests.file_digest(str(below)) == hashlib.sha256(b"X=1\n").hexdigest()
+    try:
+        assert Recorder()(str(below)) is None and read_source(str(below)) is None
+        assert str(below) not in digests._table
+        (tree / "shared" / "common").mkdir(parents=True)
+        for path in (tree / "shared" / "env.sh", tree / "shared" / "common" / "env.sh"):
+            path.write_bytes(b"X=1\n")
+        assert digests.file_digest(str(leaf)) == digests.file_digest(str(below)) == hashlib.sha256(b"X=1\n").hexdigest()
+    finally:  # the process's record of sources read: this test's file is no later test's source
+        source.SOURCES_READ.pop(os.path.abspath(str(below)), None)
 
 
 def test_no_listing_is_kept_where_a_walk_met_a_link_or_a_folder_it_could_not_read(tree, monkeypatch):

@@ -80,16 +80,16 @@ class NoLaunch:
     read_by: tuple = ()  # --dependents: the scripts checked that read it (a sourced helper)
 
     KINDS = {
-        "python": "a Python program, not a verl entry point nor a Hydra app: what it starts is not checked",
-        "followed": "another script, followed: it launches no verl either",
-        "absent": "another script, not found from the working directory: check from where the script is run",
+        "python": "a Python program, not a verl entry point: what it starts is not checked",
+        "followed": "another script, followed: no verl launch there either",
+        "absent": "another script, not found from here",
     }
 
     @property
     def message(self) -> str:
         if self.read_by:
             return f"no verl launch of its own; read by {', '.join(self.read_by)}, whose launches are checked"
-        said = "no verl launch (python3 -m verl...) in any profile: nothing was checked"
+        said = "no verl launch in any profile: nothing was checked"
         parts = [
             f"{program} (line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}), {self.KINDS[kind]}"
             for program, kind, lines in self.runs

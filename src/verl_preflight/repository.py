@@ -18,17 +18,21 @@ Where its verl comes from, in the order Python and the project's setup decide it
    dependencies, its setup.py, or a `pip install` of its setup scripts and Dockerfiles;
 4. none of these: the installed verl (the caller's default).
 
-Every file it reads goes through source.read_source or source.looked_for, so a result that
-depends on it is checked again when it changes or appears.
+Every file it reads or looks for is kept with its digest in `files_read` (None: not there):
+the results of the scripts of the repository depend on them (validate.validate_script adds
+them to each script's own record), so a result is checked again when one changes or
+appears, and no result of another repository depends on them.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from dataclasses import dataclass, field
 
-from .source import looked_for, read_source
+from .file_digests import file_digest
+from .source import ReadError, TooLarge, read_script
 
 MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
 _DEPTH = 64  # folders climbed at most (a path deeper than this is not a project's layout)
@@ -109,6 +113,22 @@ class Repository:
         self.root = root
         self._verl: ProjectVerl | None | bool = False  # False: not asked yet
         self._scripts: list | None = None
+        self.files_read: dict[str, str | None] = {}  # every file read or looked for: path -> digest or None
+
+    def text(self, path: str) -> str | None:
+        """A file of the repository as text (None: not there or not readable), kept in files_read."""
+        try:
+            data = read_script(path)
+        except (ReadError, TooLarge):
+            data = None
+        self.files_read[os.path.abspath(path)] = hashlib.sha256(data).hexdigest() if data is not None else None
+        return data.decode("utf-8", "replace") if data is not None else None
+
+    def exists(self, path: str) -> bool:
+        """Whether a file is at `path`, kept in files_read (a file that appears later re-checks)."""
+        digest = file_digest(path) if os.path.isfile(path) else None
+        self.files_read[os.path.abspath(path)] = digest
+        return digest is not None
 
     # ---- its own modules ----------------------------------------------------------------
     def module_file(self, module: str) -> str | None:
@@ -119,7 +139,7 @@ class Repository:
             return None
         base = os.path.join(self.root, *parts)
         for candidate in (base + ".py", os.path.join(base, "__main__.py")):
-            if looked_for(candidate):
+            if self.exists(candidate):
                 return candidate
         return None
 
@@ -130,14 +150,14 @@ class Repository:
             return None
         for base in (self.root, script_dir):
             candidate = os.path.normpath(os.path.join(base, path))
-            if looked_for(candidate):
+            if self.exists(candidate):
                 return candidate
         return None
 
     def package_dir(self, dotted: str) -> str | None:
         """`pkg://a/b` or `pkg://a.b` of one of the project's packages: its folder under the root."""
         parts = [p for p in re.split(r"[./]", dotted) if p]
-        if not parts or not looked_for(os.path.join(self.root, parts[0], "__init__.py")):
+        if not parts or not self.exists(os.path.join(self.root, parts[0], "__init__.py")):
             return None
         folder = os.path.join(self.root, *parts)
         return folder if os.path.isdir(folder) else None
@@ -153,12 +173,12 @@ class Repository:
 
     def _find_verl(self) -> ProjectVerl | None:
         at_root = os.path.join(self.root, "verl")
-        if looked_for(os.path.join(at_root, "__init__.py")):
+        if self.exists(os.path.join(at_root, "__init__.py")):
             return ProjectVerl("vendored, verl", package=at_root)
         for folder, how in self._checkouts():
             package = os.path.join(folder, "verl")
             rel = os.path.relpath(package, self.root)
-            if looked_for(os.path.join(package, "__init__.py")):
+            if self.exists(os.path.join(package, "__init__.py")):
                 return ProjectVerl(f"{how}, {rel}", package=package)
             if how.startswith("git submodule"):
                 missing = f"verl is the git submodule {os.path.relpath(folder, self.root)}, not checked out here"
@@ -182,14 +202,14 @@ class Repository:
         """Folders of the project that hold a checkout of verl: its git submodules first (as
         .gitmodules lists them), then the folders its setup installs with `pip install -e`."""
         out: list[tuple[str, str]] = []
-        for path, url in _submodules(read_source(os.path.join(self.root, ".gitmodules")) or ""):
+        for path, url in _submodules(self.text(os.path.join(self.root, ".gitmodules")) or ""):
             folder = os.path.normpath(os.path.join(self.root, path))
             # a submodule not checked out is taken for verl only where its path or URL says so
             named = re.search(r"(?<![\w-])verl(?![\w-])", f"{path} {url}") is not None
             if folder.startswith(self.root + os.sep) and (named or os.path.isdir(os.path.join(folder, "verl"))):
                 out.append((folder, f"git submodule {path}"))
         for script in self._setup_files():
-            for m in _EDITABLE.finditer(read_source(script) or ""):
+            for m in _EDITABLE.finditer(self.text(script) or ""):
                 folder = os.path.normpath(os.path.join(self.root, m.group(1)))
                 if folder.startswith(self.root + os.sep) and all(f != folder for f, _ in out):
                     out.append((folder, f"installed by {os.path.relpath(script, self.root)}"))
@@ -228,7 +248,7 @@ class Repository:
         Dockerfile's `ENV`, a `.env` file). `read(path)`: the text of a file, read by the caller's
         reader (source.Recorder.text), so that the script's result depends on what was read for it
         and on nothing read for another script."""
-        read = read or (lambda path: read_source(path, errors="replace"))
+        read = read or self.text
         found: dict[str, str] = {}
         for path in self._documents():
             self._inputs_of(path, _DOC_ASSIGNED, found, read(path))
@@ -293,7 +313,7 @@ class Repository:
         """Every verl the project's setup files ask for (`_setup_files`), in their order."""
         out: list[Pin] = []
         for path in self._setup_files():
-            text = read_source(path, errors="replace") or ""
+            text = self.text(path) or ""
             cloned = False
             for number, line in enumerate(text.splitlines(), start=1):
                 code = line.split("#", 1)[0] if not path.endswith(".toml") else line

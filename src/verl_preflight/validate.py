@@ -184,6 +184,8 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
     result.findings = one_per_mistake(merge_findings(suppressions.apply(findings, texts)), _traits)
     result.secrets = frozenset(secrets)
     result.deps = dict(read_file.digests)
+    if repo is not None:  # what the repository was read for: its verl, its entry modules (repository.py)
+        result.deps.update(repo.files_read)
     sources = sources_entry()
     if sources is not None:  # verl's Python, Megatron's, a model's config.json: inputs like the script
         result.deps[sources[0]] = sources[1]

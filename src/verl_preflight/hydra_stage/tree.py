@@ -130,7 +130,6 @@ def _source_of(repo, release) -> ConfigSource | None:
 
 
 def _app_of(repo, script_path: str, module: str):
-    from ..source import read_source
     from ..sources.hydra_app import hydra_app
 
     if module.endswith(".py"):
@@ -139,7 +138,7 @@ def _app_of(repo, script_path: str, module: str):
         path = repo.module_file(module)
     if path is None:
         return None
-    return hydra_app(path, read_source, repo.module_file)
+    return hydra_app(path, repo.text, repo.module_file)  # (read and kept by the repository: repository.py)
 
 
 def project_holds(script_path: str, package: str) -> bool:
