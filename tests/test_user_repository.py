@@ -517,3 +517,154 @@ def test_a_forks_own_trainer_module_with_its_own_config_folder_is_its_entry(tmp_
     code, doc = _report(capsys, script)
     assert code == 1 and _rules(doc) == [(2, "override-missing-key", "error")]
     assert "did you mean 'agent.max_turns'" in doc["findings"][0]["message"]
+
+
+# ---- patterns of public projects built on verl, rebuilt as fixtures of our own -------------
+# (read with the search tools: TinyZero, verl-tool, RAGEN, rllm, EasyR1; their layouts, not their files)
+
+
+def test_tinyzero_the_repository_is_a_verl_fork_and_its_readme_gives_the_inputs(tmp_path, capsys):
+    """Jiayi-Pan/TinyZero: setup.py names the package verl, verl/ sits at the root; the README says to
+    `export N_GPUS=1`, BASE_MODEL, DATA_DIR, ROLLOUT_TP_SIZE, EXPERIMENT_NAME before `bash
+    ./scripts/train_tiny_zero.sh`, which reads them unset."""
+    root = tmp_path / "TinyZero"
+    root.mkdir()
+    (root / "setup.py").write_text("from setuptools import setup\nsetup(name='verl')\n")
+    _verl_package(root, version="0.0.2")
+    exports = ("N_GPUS=1", "BASE_MODEL=Qwen/Qwen2.5-3B", "DATA_DIR=data", "ROLLOUT_TP_SIZE=1", "EXPERIMENT_NAME=x")
+    (root / "README.md").write_text("## Run\n```\n" + "".join(f"export {e}\n" for e in exports) + "```\n")
+    reads = (
+        "data.train_files=$DATA_DIR/train.parquet actor_rollout_ref.model.path=$BASE_MODEL "
+        "actor_rollout_ref.rollout.tensor_model_parallel_size=$ROLLOUT_TP_SIZE trainer.n_gpus_per_node=$N_GPUS "
+        "trainer.experiment_name=$EXPERIMENT_NAME"
+    )
+    script = _script(root, f"{LAUNCH} {reads} trainer.total_epochs=15 2>&1 | tee verl_demo.log\n", "scripts/train.sh")
+    code, doc = _report(capsys, script)
+    assert code == 1 and [r for _, r, _ in _rules(doc)] == ["override-missing-key"]  # the fork lacks total_epochs
+    assert {i["name"] for i in doc["scripts"][0]["inputs"]} == {e.split("=")[0] for e in exports}
+
+
+def test_verl_tool_an_own_trainer_package_with_verls_config_copied_in(tmp_path, capsys):
+    """TIGER-AI-Lab/verl-tool: verl is a submodule at verl/ (installed with `pip install -e verl`), the
+    project's verl_tool/trainer/main_ppo.py has @hydra.main(config_path="config",
+    config_name="ppo_trainer") over a copy of verl's config folder with an agent section added;
+    the script starts a tool server in the background first."""
+    import shutil
+
+    root = tmp_path / "verl-tool"
+    root.mkdir()
+    (root / "pyproject.toml").write_text('[project]\nname = "verl-tool"\n')
+    (root / ".gitmodules").write_text('[submodule "verl"]\n\tpath = verl\n\turl = https://github.com/volcengine/verl\n')
+    _verl_package(root / "verl", version="0.4.1.dev", drop="no such line")
+    config = root / "verl_tool" / "trainer" / "config"
+    shutil.copytree(_tree(), config)
+    (config / "ppo_trainer.yaml").write_text(
+        (config / "ppo_trainer.yaml")
+        .read_text()
+        .replace("actor_rollout_ref:\n", "actor_rollout_ref:\n  agent:\n    max_turns: 1\n    enable_agent: false\n", 1)
+    )
+    (root / "verl_tool" / "__init__.py").write_text("")
+    (root / "verl_tool" / "trainer" / "__init__.py").write_text("")
+    (root / "verl_tool" / "trainer" / "main_ppo.py").write_text(ENTRY.replace('"trainer"', '"ppo_trainer"'))
+    script = _script(
+        root,
+        "python -m verl_tool.servers.serve --tool_type python_code &\nserver_pid=$!\n"
+        f"python3 -m verl_tool.trainer.main_ppo {PROJECT_LAUNCH} actor_rollout_ref.agent.max_turns=2 "
+        "actor_rollout_ref.agent.enable_agent=True trainer.total_epoch=1\npkill -P -9 $server_pid\n",
+        "examples/train/train.sh",
+    )
+    code, doc = _report(capsys, script)
+    assert code == 1 and _rules(doc) == [(4, "override-missing-key", "error")]
+    (launch,) = _launches(doc)
+    assert launch["target"]["verl"]["origin"] == "git submodule verl, verl/verl"
+
+
+def test_ragen_a_python_file_whose_config_chains_a_base_with_a_symlinked_ppo_trainer(tmp_path, capsys):
+    """RAGEN: `python train.py --config-name _6_webshop`; config/_6_webshop.yaml has `defaults: [base]`,
+    base.yaml `defaults: [ppo_trainer, envs]` where config/ppo_trainer.yaml is a symlink into the
+    submodule's config folder; top-level keys feed verl's by interpolation; override bundles are
+    unquoted variables (bash splits them into words), two launches run in the background."""
+    root = tmp_path / "RAGEN"
+    (root / "config").mkdir(parents=True)
+    (root / ".git").mkdir()
+    (root / ".gitmodules").write_text('[submodule "verl"]\n\tpath = verl\n\turl = https://github.com/volcengine/verl\n')
+    _verl_package(root / "verl", drop="no such line")
+    (root / "train.py").write_text(ENTRY.replace('"trainer"', '"base"'))
+    (root / "config" / "ppo_trainer.yaml").symlink_to("../verl/verl/trainer/config/ppo_trainer.yaml")
+    (root / "config" / "envs.yaml").write_text("es_manager:\n  train:\n    env_groups: 8\n")
+    (root / "config" / "base.yaml").write_text(
+        "defaults:\n  - ppo_trainer\n  - envs\n  - _self_\nmodel_path: Qwen/Qwen2.5-0.5B\n"
+        "actor_rollout_ref:\n  model:\n    path: ${model_path}\n"
+    )
+    # (Hydra reads hydra.searchpath from the primary config only: verl's groups are found through it)
+    (root / "config" / "_6_webshop.yaml").write_text(
+        "hydra:\n  searchpath:\n    - file://verl/verl/trainer/config\ndefaults:\n  - base\n  - _self_\n"
+    )
+    launch = f"python train.py --config-name _6_webshop {PROJECT_LAUNCH} es_manager.train.env_groups=4 $USE_GRPO"
+    script = _script(
+        root,
+        'USE_GRPO="algorithm.adv_estimator=grpo actor_rollout_ref.actor.use_kl_los=True"\n'
+        f"{launch} &\n{launch} model_path=Qwen/Qwen2.5-3B &\nwait\n",
+        "run.sh",
+    )
+    code, doc = _report(capsys, script)
+    assert code == 1 and _rules(doc) == [(2, "override-missing-key", "error")]  # in the bundle: use_kl_los
+    assert [la["config_name"] for la in _launches(doc)] == ["_6_webshop", "_6_webshop"]
+
+
+def test_rllm_a_release_pinned_in_an_extra_and_a_config_path_of_the_projects_package(tmp_path, capsys, monkeypatch):
+    """rllm: `pip install -e ".[verl]"` with `verl = ["verl==0.7.1", ...]` in pyproject's optional
+    dependencies; `python -m examples.deepscaler.train_deepscaler` (a folder of the repository, no
+    package) whose @hydra.main(config_path="pkg://rllm.trainer.config", ...) names the project's own
+    package, whose root config reaches verl's with `searchpath: pkg://verl.trainer.config`."""
+    monkeypatch.setenv("VERL_PREFLIGHT_WHEELS", _wheels())
+    root = tmp_path / "rllm"
+    (root / "rllm" / "trainer" / "config").mkdir(parents=True)
+    (root / "examples" / "deepscaler").mkdir(parents=True)
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "rllm"\n[project.optional-dependencies]\nverl = [\n  "verl==0.8.0",\n  "vllm==0.10.0",\n]\n'
+    )
+    for package in ("rllm", "rllm/trainer"):
+        (root / package / "__init__.py").write_text("")
+    (root / "rllm" / "trainer" / "config" / "agent_ppo_trainer.yaml").write_text(
+        ROOT_CONFIG.replace("pkg://verl/trainer/config", "pkg://verl.trainer.config").replace("myproj:", "rllm:")
+    )
+    (root / "examples" / "deepscaler" / "train_deepscaler.py").write_text(
+        ENTRY.replace(
+            'config_path="config", config_name="trainer"',
+            'config_path="pkg://rllm.trainer.config", config_name="agent_ppo_trainer"',
+        )
+    )
+    script = _script(
+        root,
+        f"python3 -m examples.deepscaler.train_deepscaler {PROJECT_LAUNCH} rllm.reward_port=1 {NEW_IN_091}\n",
+        "examples/deepscaler/train_deepscaler.sh",
+    )
+    code, doc = _report(capsys, script)
+    assert code == 1 and [r for _, r, _ in _rules(doc)] == ["override-missing-key"]  # 0.8.0 lacks the key
+    assert _origin(doc) == ("pinned, pyproject.toml:5: the release's wheel", "0.8.0")
+
+
+def test_easyr1_a_forks_own_non_hydra_entry_reads_its_own_arguments(tmp_path, capsys):
+    """hiyouga/EasyR1: a verl fork at the root whose `python3 -m verl.trainer.main config=... key=value`
+    reads its arguments with OmegaConf.from_cli, no Hydra: nothing of them is a finding, and the
+    launch says why it is not checked."""
+    root = tmp_path / "EasyR1"
+    root.mkdir()
+    (root / "setup.py").write_text("")
+    package = _verl_package(root, drop="no such line")
+    (package / "trainer" / "main.py").write_text(
+        "from omegaconf import OmegaConf\n\n\ndef main():\n    cli_args = OmegaConf.from_cli()\n    return cli_args\n"
+    )
+    script = _script(
+        root,
+        "python3 -m verl.trainer.main config=examples/config.yaml worker.actor.model.model_path=Qwen/x\n",
+        "examples/qwen2_5_7b_math_grpo.sh",
+    )
+    code, doc = _report(capsys, script)
+    (launch,) = _launches(doc)
+    assert (code, doc["findings"]) == (0, [])
+    assert (
+        launch["unchecked"]
+        == "verl.trainer.main reads options of its own (OmegaConf.from_cli at main.py:5), not Hydra's"
+    )

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 
 from . import fix, suppressions
 from .findings import Finding, merge_findings, one_per_mistake
@@ -17,7 +16,7 @@ from .options import Options  # noqa: F401  (validate.Options: the options every
 from .results import LaunchResult, ProfileResult, ScriptResult
 from .hydra_stage.check import check_launch, config_name_of
 from .hydra_stage.tree import ConfigCaches
-from .hydra_stage.tree import OWN_OPTIONS, has_source, in_verl
+from .hydra_stage.tree import has_source, own_arguments
 from .launches import LaunchSpec, collapse_key, launch_of, other_program, read_launch, wrapped_script
 from .reach import why_no_launch, why_unchecked
 from .rules import for_note, from_problem, remedy, run_launch_rules, run_script_rules
@@ -327,8 +326,9 @@ def _why_not_composed(spec, config_name, caches, source, search) -> str | None:
         return spec.app.why
     if not spec.trains:
         return "a Hydra flag changes what it does (hydra-flag)"
-    if config_name is None and in_verl(spec.module) in OWN_OPTIONS:
-        return f"{spec.module} reads options of its own, not Hydra's"
+    own = own_arguments(source, spec.module) if config_name is None else None
+    if own:
+        return f"{spec.module} reads options of its own ({own}), not Hydra's"
     if config_name is None and has_source(source, spec.module):
         return f"{spec.module} is not a Hydra entry point of this verl"
     if config_name is None or not search.checkable and not has_source(source, spec.module):

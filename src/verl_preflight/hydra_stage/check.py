@@ -555,7 +555,7 @@ def _entry_and_root(spec, config_name: str | None, cache, search, source) -> lis
     cannot find, a module that is no Hydra entry point, a root config known only at run
     time, config folders that are not here (target_config.ConfigSearch), a --config-name the
     folders lack; None when the overrides are next."""
-    from .tree import OWN_OPTIONS, has_source, in_verl, module_exists
+    from .tree import has_source, module_exists, own_arguments
 
     app = getattr(spec, "app", None)
     if app is not None and (app.why or config_name is None):  # the project's module, not read to its config
@@ -572,8 +572,8 @@ def _entry_and_root(spec, config_name: str | None, cache, search, source) -> lis
         hint = f" (did you mean {' or '.join(close)}?)" if close else ""
         message = f"No module named {spec.module}: python3 -m stops before verl starts{hint}"
         return [LaunchProblem(HydraKind.UNKNOWN_MODULE, where, message)]
-    if config_name is None and in_verl(spec.module) in OWN_OPTIONS:
-        return []  # an argparse program of verl's (model_merger): its arguments are its own, nothing to say
+    if config_name is None and own_arguments(source, spec.module):
+        return []  # a program that reads its own options (model_merger, a fork's own CLI): nothing to say
     if config_name is None:
         if has_source(source, spec.module):
             message = f"{spec.module} is not a Hydra entry point of this verl"

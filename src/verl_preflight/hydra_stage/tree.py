@@ -209,6 +209,33 @@ def in_verl(module: str) -> str | None:
 OWN_OPTIONS = frozenset({"verl.model_merger"})
 
 
+# a module's own command line: argparse, OmegaConf.from_cli (EasyR1's verl.trainer.main), sys.argv, click, fire
+_OWN_PARSERS = re.compile(r"\b(OmegaConf\.from_cli|argparse|ArgumentParser|sys\.argv|click\.command|fire\.Fire)\b")
+
+
+def own_arguments(source: ConfigSource | None, module: str) -> str | None:
+    """How a verl module that is no Hydra app reads its arguments itself (`argparse`,
+    `OmegaConf.from_cli`, `sys.argv`: a fork's own CLI such as `verl.trainer.main config=...`),
+    said with its file and line; None when it is a Hydra app, reads none, or its source is not here."""
+    if in_verl(module) in OWN_OPTIONS:
+        return "argparse"
+    if source is None or in_verl(module) is None:
+        return None
+    root = _root_for(source.path, source.package_root, source.verl_version, in_verl(module))
+    for path in _module_files(root, in_verl(module)) if root else ():
+        text = read_source(path, errors="replace")
+        if text is None:
+            continue
+        if "@hydra.main" in text:
+            return None
+        for number, line in enumerate(text.splitlines(), start=1):
+            m = _OWN_PARSERS.search(line)
+            if m:
+                return f"{m.group(1)} at {os.path.basename(path)}:{number}"
+        return None
+    return None
+
+
 def entry_origin(source: ConfigSource) -> str:
     """Where the entry points (module -> root config) come from, said to the user."""
     return entry_root(source.path, source.package_root, source.verl_version)[1]
