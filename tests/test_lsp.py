@@ -290,3 +290,11 @@ async def test_a_buffer_with_no_file_is_checked_as_standard_input(client: Langua
     )
     diagnostics = await _published(client, uri, 1)
     assert sorted(d.code for d in diagnostics) == ["override-missing-key", "override-missing-key", "use-mbridge"]
+
+
+async def test_the_log_says_what_each_check_was_checked_against(client: LanguageClient, workspace):
+    """A check that finds nothing still says which verl it checked against (the editor's log)."""
+    uri = _open(client, workspace / "plain" / "run.sh", _text("run.sh"))
+    await _published(client, uri, 1)
+    said = [m.message for m in client.log_messages if "checked against" in m.message]
+    assert any(m.endswith("run.sh: checked against verl 0.9.1 (installed) (1 launch)") for m in said), said

@@ -668,3 +668,21 @@ def test_easyr1_a_forks_own_non_hydra_entry_reads_its_own_arguments(tmp_path, ca
         launch["unchecked"]
         == "verl.trainer.main reads options of its own (OmegaConf.from_cli at main.py:5), not Hydra's"
     )
+
+
+# ---- what was checked against, in every report -----------------------------------------------
+
+
+def test_every_format_says_once_which_verl_the_launches_were_checked_against(tmp_path, capsys):
+    script = tmp_path / "run.sh"
+    script.write_text(f"#!/usr/bin/env bash\n{LAUNCH}\n")
+    said = "checked against verl 0.9.1 (installed) (1 launch)"
+    assert main(["--no-cache", str(script)]) == 0  # a clean run too
+    assert f"validate-scripts: note: {said}" in capsys.readouterr().out.splitlines()
+    assert main(["--no-cache", "--format", "github", str(script)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == f"::notice title=validate-scripts::{said}"
+    assert main(["--no-cache", "--format", "sarif", str(script)]) == 0
+    (run,) = json.loads(capsys.readouterr().out)["runs"]
+    assert run["properties"]["checked_against"] == [{"verl": "verl 0.9.1 (installed)", "launches": 1}]
+    assert main(["--no-cache", "--quiet", str(script)]) == 0
+    assert capsys.readouterr().out == ""  # findings only

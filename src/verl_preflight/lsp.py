@@ -337,12 +337,18 @@ class Server:
         except DiscoverError:
             pass
         run = self._setup(args)
+        run.caches.begin_check()  # what was found of the script's project is asked again (files may have changed)
         opts = replace(run.opts, buffers={p: b for p, b in buffers.items() if p != "-"}, stdin=buffers.get("-"))
         results, unreadable = run_files([path], run.caches, opts, 1)
         if unreadable:
             checked.diagnostics = {uri: [self._failure(unreadable[0])]}
             return
         result = results[0]
+        from .report.targets import verls_line
+
+        said = verls_line(results)
+        if said:  # what this check was checked against, in the editor's log
+            checked.logs.append(("Info", f"{path}: {said}"))
         findings = application._reseverity(result.findings, args.severity)
         files = Files(buffers, opts.max_bytes)
         checked.deps = {_norm(p) for p in result.deps}

@@ -16,7 +16,10 @@ def _prop(text: str) -> str:
 
 
 def render(results, findings) -> str:
-    lines = []
+    from .targets import verls_line
+
+    said = verls_line(results)  # what the run checked against, once, as a notice
+    lines = [f"::notice title=validate-scripts::{_data(said)}"] if said else []
     for f in findings:
         where = f"file={_prop(f.path)},line={max(1, f.line)},col={max(1, f.column)}"
         message = f.message

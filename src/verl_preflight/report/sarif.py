@@ -8,7 +8,7 @@ from urllib.parse import quote
 
 from .. import __version__
 from ..rules import get
-from .targets import grouped
+from .targets import grouped, verls
 
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
@@ -143,6 +143,8 @@ def document(results, findings, source) -> dict:
                 "properties": {
                     "verl_config": source.path if source else None,
                     "verl_version": source.verl_version if source else None,
+                    # the verls the launches were checked against, with how many launches each
+                    "checked_against": [{"verl": text, "launches": n} for text, n in verls(results)],
                     # what each script's launches were checked against (the text report's
                     # "checked against" note): verl and where it came from, device, stack
                     "targets": {

@@ -21,3 +21,26 @@ def grouped(result) -> list[tuple[str, list]]:
         for text in shown:
             groups.setdefault(text, []).append(profile)
     return list(groups.items())
+
+
+def verls(results) -> list[tuple[str, int]]:
+    """[(the verl a run's launches were checked against, as said: `verl 0.5.0 (pinned, ...)`, how
+    many launches)], in the order first met: the line every report format gives once."""
+    counts: dict[str, int] = {}
+    for r in results:
+        for p in r.profiles:
+            for la in p.launches:
+                verl = getattr(la.target, "verl", None) if la.target is not None else None
+                if verl is None:
+                    continue
+                text = verl.describe() + (": not at hand, not checked" if getattr(verl, "missing", None) else "")
+                counts[text] = counts.get(text, 0) + 1
+    return list(counts.items())
+
+
+def verls_line(results) -> str | None:
+    """`checked against verl 0.9.1 (installed) (7 launches)`; several joined by `; `; None without launches."""
+    found = verls(results)
+    if not found:
+        return None
+    return "checked against " + "; ".join(f"{text} ({n} launch{'es' if n != 1 else ''})" for text, n in found)

@@ -153,5 +153,10 @@ def render(
         lines += pass_notes(results, empty_folders)
     lines += fix_lines
     if not quiet:
+        from .targets import verls_line
+
+        said = verls_line(results)  # what the run checked against, said once (also when it found nothing)
+        if said:
+            lines.append(f"validate-scripts: note: {said}")
         lines.append(summary(results, findings, seconds))
     return "\n".join(lines) + ("\n" if lines else "")
