@@ -344,10 +344,9 @@ class Server:
             checked.diagnostics = {uri: [self._failure(unreadable[0])]}
             return
         result = results[0]
-        from .report.targets import verls_line
+        from .report.targets import verls_lines
 
-        said = verls_line(results)
-        if said:  # what this check was checked against, in the editor's log
+        for said in verls_lines(results):  # what this check was checked against, in the editor's log
             checked.logs.append(("Info", f"{path}: {said}"))
         findings = application._reseverity(result.findings, args.severity)
         files = Files(buffers, opts.max_bytes)

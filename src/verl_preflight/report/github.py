@@ -16,10 +16,10 @@ def _prop(text: str) -> str:
 
 
 def render(results, findings) -> str:
-    from .targets import verls_line
+    from .targets import verls_lines
 
-    said = verls_line(results)  # what the run checked against, once, as a notice
-    lines = [f"::notice title=validate-scripts::{_data(said)}"] if said else []
+    # what the run checked against, once for each verl, as a notice
+    lines = [f"::notice title=validate-scripts::{_data(said)}" for said in verls_lines(results)]
     for f in findings:
         where = f"file={_prop(f.path)},line={max(1, f.line)},col={max(1, f.column)}"
         message = f.message

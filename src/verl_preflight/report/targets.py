@@ -38,9 +38,6 @@ def verls(results) -> list[tuple[str, int]]:
     return list(counts.items())
 
 
-def verls_line(results) -> str | None:
-    """`checked against verl 0.9.1 (installed) (7 launches)`; several joined by `; `; None without launches."""
-    found = verls(results)
-    if not found:
-        return None
-    return "checked against " + "; ".join(f"{text} ({n} launch{'es' if n != 1 else ''})" for text, n in found)
+def verls_lines(results) -> list[str]:
+    """`checked against verl 0.9.1 (installed) (7 launches)`: one line per verl; none without launches."""
+    return [f"checked against {text} ({n} launch{'es' if n != 1 else ''})" for text, n in verls(results)]

@@ -153,10 +153,9 @@ def render(
         lines += pass_notes(results, empty_folders)
     lines += fix_lines
     if not quiet:
-        from .targets import verls_line
+        from .targets import verls_lines
 
-        said = verls_line(results)  # what the run checked against, said once (also when it found nothing)
-        if said:
-            lines.append(f"validate-scripts: note: {said}")
+        # what the run checked against, said once for each verl (also when it found nothing)
+        lines += [f"validate-scripts: note: {said}" for said in verls_lines(results)]
         lines.append(summary(results, findings, seconds))
     return "\n".join(lines) + ("\n" if lines else "")
