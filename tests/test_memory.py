@@ -590,28 +590,29 @@ def test_the_estimate_and_sequence_length_agree_on_max_model_len(
         assert [m.split(" (")[0] for m in said] == [f"verl {verl} replaces rollout.max_model_len with {replaced}"], said
 
 
-def test_verl_replacing_max_model_len_with_the_same_value_is_no_finding(tmp_path, capsys, monkeypatch):
-    """v0.7.0 replaces rollout.max_model_len with the model's max_position_embeddings (Qwen3-30B-A3B:
-    40960): a script that sets it to that value gets what it asked for (issue 43: a false "does nothing")."""
+def _sequence_length_on_070(tmp_path, capsys, monkeypatch, text: str) -> list[str]:
+    """The sequence-length messages of a script checked against verl v0.7.0's wheel."""
     if not os.path.isfile(os.path.join(WHEELS, "verl-0.7.0-py3-none-any.whl")):
         pytest.skip("make has not downloaded the verl wheels")
     monkeypatch.setenv("VERL_PREFLIGHT_WHEELS", WHEELS)
     path = tmp_path / "q30.sh"
-    path.write_text(Q30.replace("max_model_len=4096", "max_model_len=40960"))
+    path.write_text(text)
     code, out, _ = run(capsys, "--format", "json", "--no-cache", "--verl", "0.7.0", str(path))
-    assert [f["message"] for f in json.loads(out)["findings"] if f["rule"] == "sequence-length"] == []
+    return [f["message"] for f in json.loads(out)["findings"] if f["rule"] == "sequence-length"]
+
+
+def test_verl_replacing_max_model_len_with_the_same_value_is_no_finding(tmp_path, capsys, monkeypatch):
+    """v0.7.0 replaces rollout.max_model_len with the model's max_position_embeddings (Qwen3-30B-A3B:
+    40960): a script that sets it to that value gets what it asked for (issue 43: a false "does nothing")."""
+    text = Q30.replace("max_model_len=4096", "max_model_len=40960")
+    assert _sequence_length_on_070(tmp_path, capsys, monkeypatch, text) == []
 
 
 def test_verl_replacing_max_model_len_is_said_of_a_model_not_known_here(tmp_path, capsys, monkeypatch):
     """An unknown model: v0.7.0 still replaces rollout.max_model_len with its max_position_embeddings
     (read from verl's assignment, not from the model's value, which is not known here)."""
-    if not os.path.isfile(os.path.join(WHEELS, "verl-0.7.0-py3-none-any.whl")):
-        pytest.skip("make has not downloaded the verl wheels")
-    monkeypatch.setenv("VERL_PREFLIGHT_WHEELS", WHEELS)
-    path = tmp_path / "other.sh"
-    path.write_text(Q30.replace("Qwen/Qwen3-30B-A3B", "Org/Some-Model-7B"))
-    code, out, _ = run(capsys, "--format", "json", "--no-cache", "--verl", "0.7.0", str(path))
-    said = [f["message"] for f in json.loads(out)["findings"] if f["rule"] == "sequence-length"]
+    other = Q30.replace("Qwen/Qwen3-30B-A3B", "Org/Some-Model-7B")
+    said = _sequence_length_on_070(tmp_path, capsys, monkeypatch, other)
     assert [m.split(" (")[0] for m in said] == [
         "verl 0.7.0 replaces rollout.max_model_len with the model's max_position_embeddings"
     ], said

@@ -411,45 +411,40 @@ def truth_tested(package_root: str | None) -> frozenset:
     """The config key names verl's code tests for truth: `if config.x:`, `if cfg.get("x", False):`,
     `a and cfg.x`, `not cfg.x`. A string there ("Flase", "no") is true: the setting silently does
     the opposite. Read from every module of the package; the name, not the section, is matched."""
-    if not package_root or not os.path.isdir(package_root):
-        return frozenset()
-    return _truth_tested(os.path.realpath(package_root))
-
-
-@kept
-def _truth_tested(root: str) -> frozenset:
-    names: set[str] = set()
-    for path in python_files(root):
-        tree = parse_file(path)
-        for node in walk(tree) if tree is not None else ():
-            for test in _tests(node):
-                names.update(_tested_names(test))
-    return frozenset(names)
+    return _key_reads(package_root)[0]
 
 
 def string_selected(package_root: str | None) -> frozenset:
     """The config key names the code compares with a string (`cfg.x == "memory"`, `cfg.get("x")
     in ("a", "b")`) or looks up by (`REGISTRY[cfg.x]`): a selector, whose string value is meant,
     even where the YAML's default is a boolean and the code also tests it for truth."""
+    return _key_reads(package_root)[1]
+
+
+def _key_reads(package_root: str | None) -> tuple:
     if not package_root or not os.path.isdir(package_root):
-        return frozenset()
-    return _string_selected(os.path.realpath(package_root))
+        return frozenset(), frozenset()
+    return _key_reads_in(os.path.realpath(package_root))
 
 
 @kept
-def _string_selected(root: str) -> frozenset:
-    names: set[str] = set()
+def _key_reads_in(root: str) -> tuple:
+    """(truth_tested, string_selected) of a package, from one walk of its modules."""
+    tested: set[str] = set()
+    selected: set[str] = set()
     for path in python_files(root):
         tree = parse_file(path)
         for node in walk(tree) if tree is not None else ():
+            for test in _tests(node):
+                tested.update(_tested_names(test))
             if isinstance(node, ast.Compare) and len(node.ops) == 1:
                 sides = (node.left, node.comparators[0])
                 if any(_is_str(side) for side in sides):
                     for side in sides:
-                        names.update(_tested_names(side))
+                        selected.update(_tested_names(side))
             elif isinstance(node, ast.Subscript):
-                names.update(_tested_names(node.slice))
-    return frozenset(names)
+                selected.update(_tested_names(node.slice))
+    return frozenset(tested), frozenset(selected)
 
 
 def _is_str(node) -> bool:
