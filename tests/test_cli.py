@@ -402,3 +402,34 @@ def test_a_script_without_a_verl_launch_says_what_it_runs_instead(tmp_path, caps
     monkeypatch.chdir(tmp_path / "repo")  # where it is run from: the wrapped launch is followed and checked
     code, out, _ = run(capsys, "--no-cache", "tests/all.sh")
     assert code == 1 and "override-missing-key" in out and "no verl launch" not in out
+
+
+def test_an_internal_error_is_the_tools_own_and_the_run_goes_on(tmp_path, capsys, monkeypatch):
+    """A bug of ours in one check (issue 44: a ZeroDivisionError inside a rule) is exit 2 with one line
+    naming the script on standard error, never a finding on the user's line 1; the other scripts
+    are checked and reported; --show-traceback adds where it happened."""
+    import verl_preflight.validate as validate
+
+    real = validate.validate_script
+
+    def failing(path, caches, opts):
+        if path.endswith("broken.sh"):
+            raise ZeroDivisionError("division by zero")
+        return real(path, caches, opts)
+
+    monkeypatch.setattr(validate, "validate_script", failing)
+    broken = write(tmp_path, "broken.sh", "#!/usr/bin/env bash\necho\n")
+    other = write(tmp_path, "other.sh", BAD)
+    code, out, err = run(capsys, "--no-cache", "--format", "json", broken, other)
+    doc = json.loads(out)
+    assert code == 2 and [s["path"] for s in doc["scripts"]] == [other]
+    assert not [f for f in doc["findings"] if f["rule"] == "internal-error" or f["path"] == broken]
+    assert (
+        f"validate-scripts: internal error while checking {broken}: ZeroDivisionError: division by zero "
+        "(please report; --show-traceback shows where)"
+    ) in err.splitlines()
+    assert "Traceback" not in err
+    monkeypatch.delenv("VERL_PREFLIGHT_SHOW_TRACEBACK", raising=False)
+    code, _, err = run(capsys, "--no-cache", "--show-traceback", broken)
+    os.environ.pop("VERL_PREFLIGHT_SHOW_TRACEBACK", None)  # (set by the flag for the workers; none here)
+    assert code == 2 and "Traceback (most recent call last)" in err and "in failing" in err

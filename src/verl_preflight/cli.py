@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import copy
 import functools
+import os
 import sys
 
 from . import __version__
@@ -34,6 +35,10 @@ def main(argv=None) -> int:
         if args.list_rules or args.explain:
             application.rule_docs(args)
             return application.EXIT_OK
+        if args.show_traceback:  # (an environment variable: -j workers inherit it)
+            from .runner import TRACEBACK
+
+            os.environ[TRACEBACK] = "1"
         application.apply_settings(args)
         _typed(args, args.settings.get("stack"))
         status = application.matrix(args) if args.verl and len(args.verl) > 1 else application.validate(args, argv)
@@ -141,6 +146,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--explain", metavar="RULE", help="print a rule's documentation")
     p.add_argument("--list-rules", action="store_true", help="list every rule with its severity")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    p.add_argument(
+        "--show-traceback",
+        action="store_true",
+        help="with an internal error of the tool, print where in its code it happened (for a bug report)",
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="findings only, no summary or info")
     p.add_argument(
         "--show-secrets",
@@ -344,6 +354,11 @@ def _lsp_args(argv):
     _limit_options(p)
     p.add_argument("--schema", metavar="FILE", help="policy schema (YAML) instead of the shipped one")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    p.add_argument(
+        "--show-traceback",
+        action="store_true",
+        help="with an internal error of the tool, print where in its code it happened (for a bug report)",
+    )
     _model_options(p)
     args = p.parse_args(argv)
     args.jobs = 1

@@ -68,8 +68,25 @@ def run_one(path, caches, opts):
         return None, str(err)
     except RecursionError:
         return failed(path, "the script nests too deeply to follow"), None
-    except Exception as err:  # a bug of ours: report it on this script and go on
-        return failed(path, f"internal error: {type(err).__name__}: {err}"), None
+    except Exception as err:  # a bug of ours: said as the tool's (exit 2), never as a finding; the run goes on
+        return None, internal_error(path, err)
+
+
+TRACEBACK = "VERL_PREFLIGHT_SHOW_TRACEBACK"  # set by --show-traceback (workers inherit it)
+
+
+def internal_error(path: str, err: Exception) -> str:
+    """The line that says a check failed by a fault of the tool's, with the traceback under
+    --show-traceback."""
+    line = (
+        f"internal error while checking {path}: {type(err).__name__}: {err} "
+        "(please report; --show-traceback shows where)"
+    )
+    if os.environ.get(TRACEBACK):
+        import traceback
+
+        line += "\n" + "".join(traceback.format_exception(err)).rstrip()
+    return line
 
 
 def failed(path: str, why: str):

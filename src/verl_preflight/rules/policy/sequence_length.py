@@ -297,8 +297,8 @@ def _factor(view, tb, section: str):
     sp, sp_key = ulysses_size(view, section)
     cp_key = f"{section}.megatron.context_parallel_size"
     cp = view.int_value(cp_key) if view.value(cp_key) is not None else 1
-    if sp is None or cp is None:
-        return None
+    if sp is None or cp is None or sp < 1 or cp < 1:
+        return None  # (a size below 1 is no parallel size: nothing to multiply the budget by)
     if engine == "fsdp" and "ulysses_sequence_parallel_size" in names:
         return sp, "ulysses_sequence_parallel_size", sp_key
     if engine == "megatron" and "context_parallel_size" in names:
