@@ -104,3 +104,65 @@ def test_which_values_are_secrets():
         }
     )
     assert found == {TOKEN, "0123abcd0123abcd", "hunter2", "ghp_x1y2z3"}
+
+
+# ---- issue 44: masked as a secret scanner would, never text inside keys or words -------------
+
+
+def test_a_secret_is_a_secret_name_with_a_credential_value():
+    not_secrets = {
+        "PROMPT_KEY": "prompt",
+        "REWARD_KEY_NAME": "reward_score",
+        "TOKENIZER_PATH": "/models/Qwen3-8B",
+        "API_KEY": "TO_BE_FILLED",
+        "WANDB_API_KEY": "YOUR_WANDB_API_KEY",
+        "HF_TOKEN": "your-token-here",
+        "SECRET_FILE": "/run/secrets/token.txt",
+        "KEY_BITS": "2048",
+    }
+    assert secret_values(not_secrets) == frozenset()
+    credentials = {
+        "HF_TOKEN": "hf_aBcDeFgHiJkLmNoPqRsTuVwXyZ012345",
+        "OPENAI_API_KEY": "sk-proj-9fK2mQ7xLp4RtZ8vBn3Wc",
+        "GITHUB_TOKEN": "ghp_16C7e42F292c6912E7710c838347Ae178B4a",
+        "WANDB_API_KEY": "0123456789abcdef0123456789abcdef01234567",
+        "SERVICE_KEY": "Zx8Qp2Lr7Vn4Tk9Wm3Hs6Jd1Fb5Gc0Ya",
+    }
+    assert secret_values(credentials) == frozenset(credentials.values())
+
+
+def test_what_is_not_masked_is_printed_as_bash_made_it(tmp_path, capsys):
+    """`PROMPT_KEY=prompt`: `data.prompt_key=prompt` is printed whole (it was `data.***_key=***`),
+    the same as --show-secrets prints it; a credential is masked where it stands as a value."""
+    key = "hf_aBcDeFgHiJkLmNoPqRsTuVwXyZ012345"
+    body = f'PROMPT_KEY=prompt\nTOKENIZER_PATH=/models/tok\nexport HF_TOKEN={key}\n'
+    script = _script(
+        tmp_path, body, 'data.prompt_key=$PROMPT_KEY data.train_files=$TOKENIZER_PATH/x +trainer.hf_token="$HF_TOKEN"'
+    )
+    shown = {}
+    for flag in ((), ("--show-secrets",)):
+        code, out, _ = run_cli(capsys, "--no-cache", "--format", "json", *flag, script)
+        (launch,) = json.loads(out)["scripts"][0]["profiles"][0]["launches"]
+        shown[flag] = launch["overrides"]
+    plain, revealed = shown[()], shown[("--show-secrets",)]
+    assert plain[3:5] == revealed[3:5] == ["data.prompt_key=prompt", "data.train_files=/models/tok/x"]
+    assert plain[5] == "+trainer.hf_token=***" and revealed[5] == f"+trainer.hf_token={key}"
+
+
+@pytest.mark.slow
+def test_the_corpora_print_every_override_as_bash_made_it(capsys):
+    """On ../shared/corpus (three verl trees, Logic-RL and seven projects built on verl), masking
+    changes no override: every one equals what --show-secrets prints."""
+    import os
+
+    from conftest import SHARED
+
+    corpus = os.path.join(SHARED, "corpus")
+    if not os.path.isdir(corpus):
+        pytest.skip("../shared/corpus is absent (a fresh clone has no ../shared)")
+    launches = []
+    for flag in ((), ("--show-secrets",)):
+        _, out, _ = run_cli(capsys, "--format", "json", *flag, corpus)  # (the second reads the first's results)
+        doc = json.loads(out)
+        launches.append([la["overrides"] for s in doc["scripts"] for p in s["profiles"] for la in p["launches"]])
+    assert len(launches[0]) > 700 and launches[0] == launches[1]

@@ -4,8 +4,10 @@ A script's text reaches reports (an override's value in a message, a path, a pro
 value). Two things must never follow it there:
 
 - Secrets: the values of variables whose names look like secrets (`HF_TOKEN`, `*SECRET*`,
-  `*PASSWORD*`, `*KEY*`, `*_PAT`, shell.evaluate.secret_values) are printed as `***`
-  wherever they appear, in every format, unless the user asks to see them (--show-secrets).
+  `*PASSWORD*`, `*KEY*`, `*_PAT`) and whose values look like credentials (a known token prefix,
+  or a long random word: shell.evaluate.secret_values) are printed as `***` wherever they stand
+  as a whole value, in every format, unless the user asks to see them (--show-secrets); text
+  inside another word or key is never touched.
   CI logs keep what `--format github` prints.
 - Control characters: an escape sequence in a value (`$'\\e]0;title\\a'`, `\\e[2J`) would retitle
   or clear the terminal of whoever reads the report; a newline in a message would forge a
@@ -56,10 +58,19 @@ def secrets_of(results, show: bool = False) -> list[str]:
 
 
 def mask(text: str, secrets) -> str:
+    """Each secret replaced by `***` where it stands as a whole value: not inside a longer word
+    or key (a secret is a credential, never a piece of a key's name)."""
     for secret in secrets:
         if secret in text:
-            text = text.replace(secret, MASK)
+            text = _whole(secret).sub(MASK, text)
     return text
+
+
+@lru_cache(maxsize=256)
+def _whole(secret: str):
+    import re
+
+    return re.compile(rf"(?<![\w-]){re.escape(secret)}(?![\w-])")
 
 
 def printed(output: str, fmt: str, secrets) -> str:
@@ -102,7 +113,7 @@ def for_json(output: str, secrets) -> str:
     for secret in secrets:
         spelled = _in_json(secret)
         if spelled in output:
-            output = output.replace(spelled, MASK)
+            output = _whole(spelled).sub(MASK, output)
     return output.translate(_JSON_ESCAPES)
 
 

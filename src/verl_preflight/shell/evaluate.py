@@ -341,28 +341,79 @@ def outcome_of(st: State, env: dict) -> Outcome:
             excluded = tuple(sorted(st.excluded.get(name, ())))
             assumptions += (Assumption(name, "not in", excluded) if excluded else Assumption(name, "set"),)
     ended = st.ended if st.flow == "exit" and not st.incomplete else None
-    return Outcome(dict(env), assumptions, status, code, list(st.launches), list(st.notes), ended, secret_values(st.vars))
+    secrets = secret_values(st.vars)
+    return Outcome(dict(env), assumptions, status, code, list(st.launches), list(st.notes), ended, secrets)
 
 
 SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|_PAT$", re.IGNORECASE)
-_NOT_SECRET = re.compile(r"(?i)^(?:[0-9.]+|true|false|yes|no|on|off|none|null)?$")
 
 
 def secret_values(variables) -> frozenset:
     """The known values of the variables whose names look like secrets (`*TOKEN*`, `*SECRET*`,
-    `*PASSWORD*`, `*KEY*`, `*_PAT`): reports print them as `***`. Numbers, booleans and values
-    shorter than 4 characters are not masked (they would hide line numbers, not secrets)."""
+    `*PASSWORD*`, `*KEY*`, `*_PAT`) and whose values look like credentials (looks_like_credential):
+    reports print them as `***`. `PROMPT_KEY=prompt`, `HF_TOKEN=YOUR_TOKEN_HERE`, a path or a
+    number are no credential: they are printed as bash made them."""
     found = set()
     for name, value in variables.items():
         if not isinstance(name, str) or not SECRET_NAME.search(name):
             continue
         value = value.value if isinstance(value, Var) else value  # a shell variable, a Field, or text
         items = value if isinstance(value, tuple) else tuple(value.values()) if isinstance(value, dict) else (value,)
+        # a password or secret: any value of it (not a variable naming where one is: *_FILE, *_PATH)
+        secret = _SECRET_WORD.search(name) is not None and _WHERE.search(name) is None
         for item in items:
             text = item if isinstance(item, str) else getattr(item, "value", None)
-            if isinstance(text, str) and len(text) >= 4 and not _NOT_SECRET.match(text):
+            if isinstance(text, str) and (looks_like_credential(text) or secret and _could_be_password(text)):
                 found.add(text)
     return frozenset(found)
+
+
+_SECRET_WORD = re.compile(r"SECRET|PASSWORD|PASSWD", re.IGNORECASE)
+_WHERE = re.compile(r"_(?:FILE|PATH|DIR|NAME|URL)$", re.IGNORECASE)
+_PLACEHOLDER = re.compile(r"(?i)^(?:[0-9.]+|true|false|yes|no|on|off|none|null|changeme|\W*your\W.*|.*xxx.*|<.*>)$")
+
+
+def _could_be_password(text: str) -> bool:
+    """A value of a variable named for a password or a secret: anything of at least 4
+    characters but a number, a boolean or a placeholder (`YOUR_PASSWORD`, `<secret>`)."""
+    return len(text) >= 4 and not _PLACEHOLDER.match(text) and not re.fullmatch(r"YOUR_\w*", text, re.IGNORECASE)
+
+
+# the prefixes of tokens that scanners know (Hugging Face, OpenAI and Anthropic, GitHub, GitLab,
+# Slack, AWS access keys, NVIDIA, Weights & Biases' local keys, Google's API keys)
+_TOKEN_PREFIXES = (
+    "hf_", "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-",
+    "xoxb-", "xoxp-", "xoxa-", "AKIA", "ASIA", "nvapi-", "local-", "AIza",
+)  # fmt: skip
+_CREDENTIAL_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+=/.")
+
+
+def looks_like_credential(text: str) -> bool:
+    """Whether a value looks like a credential, as secret scanners judge: a known token prefix
+    followed by at least 6 token characters; or one word of letters and digits mixed, of at
+    least 16 hexadecimal digits (a digest, a W&B key) or at least 20 characters of high entropy
+    (over 3.5 bits a character: a random key). A placeholder (`YOUR_WANDB_API_KEY`), a word, a
+    path or a number is none."""
+    if not text or any(ch not in _CREDENTIAL_CHARS for ch in text):
+        return False
+    if any(text.startswith(p) and len(text) >= len(p) + 6 for p in _TOKEN_PREFIXES):
+        return True
+    if len(text) < 16 or "/" in text and text.count("/") > 1:  # (a path, not a key)
+        return False
+    if not (any(c.isdigit() for c in text) and any(c.isalpha() for c in text)):
+        return False
+    hexadecimal = all(c in "0123456789abcdefABCDEF" for c in text)  # a digest, W&B's keys
+    return hexadecimal or len(text) >= 20 and _entropy(text) > 3.5
+
+
+def _entropy(text: str) -> float:
+    """Shannon entropy of the text's characters, in bits a character."""
+    import math
+
+    counts: dict[str, int] = {}
+    for ch in text:
+        counts[ch] = counts.get(ch, 0) + 1
+    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
 
 
 def evaluate(
