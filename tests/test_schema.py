@@ -108,8 +108,10 @@ def test_user_policy_applies(tmp_path, capsys):
 def test_pyproject_names_the_schema(tmp_path, capsys, monkeypatch):
     (tmp_path / "pyproject.toml").write_text('[tool.validate-scripts]\nschema = "policy.yaml"\n')
     (tmp_path / "policy.yaml").write_text("version: 1\npolicies: [\n")
-    monkeypatch.chdir(tmp_path)
-    assert main([Q35]) == 2
+    import shutil
+
+    script = shutil.copy(Q35, tmp_path / "run.sh")  # settings are found from the script (issue 44)
+    assert main([str(script)]) == 2
     assert "policy.yaml" in capsys.readouterr().err
 
 

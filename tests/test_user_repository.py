@@ -686,3 +686,23 @@ def test_every_format_says_once_which_verl_the_launches_were_checked_against(tmp
     assert run["properties"]["checked_against"] == [{"verl": "verl 0.9.1 (installed)", "launches": 1}]
     assert main(["--no-cache", "--quiet", str(script)]) == 0
     assert capsys.readouterr().out == ""  # findings only
+
+
+# ---- settings found from the scripts (issue 44) ----------------------------------------------
+
+
+def test_settings_are_found_from_the_scripts_not_the_working_directory(tmp_path, capsys, monkeypatch):
+    """The same script gives the same report from any folder: its repository's
+    [tool.validate-scripts] (the nearest pyproject.toml with the table, above one without it)."""
+    root = tmp_path / "proj"
+    (root / "sub").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[tool.validate-scripts]\nseverity = { override-missing-key = "warning" }\n')
+    (root / "sub" / "pyproject.toml").write_text('[project]\nname = "sub"\n')  # no table: the search goes on
+    script = _script(root, f"{LAUNCH} trainer.total_epoch=2\n", "sub/run.sh")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "pyproject.toml").write_text('[tool.validate-scripts]\nseverity = { override-missing-key = "off" }\n')
+    for cwd in (root / "sub", elsewhere, tmp_path):
+        monkeypatch.chdir(cwd)
+        code, doc = _report(capsys, script)
+        assert (code, _rules(doc)) == (0, [(2, "override-missing-key", "warning")]), cwd

@@ -262,9 +262,10 @@ def _schema(path):
 def apply_settings(args) -> None:
     """`[tool.validate-scripts]` from pyproject.toml fills what the command line left unset.
     An unknown key, or a severity for a rule id no rule has, exits 2 naming the file and key."""
-    from .settings import FILE, KEYS, project_settings, unknown_keys
+    from .settings import FILE, KEYS, project_settings, settings_start, unknown_keys
 
-    settings = project_settings(use_disk=not getattr(args, "no_cache", False))
+    args.settings_start = settings_start(args.paths)  # from the scripts given, as ruff looks from its files
+    settings = project_settings(args.settings_start, use_disk=not getattr(args, "no_cache", False))
     args.settings = settings
     where = f"[tool.validate-scripts] in {settings.get(FILE)}"
     for key in unknown_keys(settings):

@@ -30,7 +30,7 @@ import time
 
 from . import __version__, cache_files
 
-FORMAT = 3  # 2: what was said of the entry points follows from the answers; 3: keyed without json
+FORMAT = 4  # 2: what was said of the entry points follows from the answers; 3: keyed without json; 4: settings_from
 # what the tool reads from the environment that a start does not ask again: the colour
 # (NO_COLOR) and where megatron-core's wheels are (sources/megatron.py). VERL_CONFIG_DIR is
 # asked again (config_location.found); XDG_CACHE_HOME and HOME name the folder this memo is in.
@@ -157,6 +157,7 @@ def put(argv, args, run, entry: str, report_key: str) -> None:
         "argv": list(argv),
         "asked": asked,
         "answers": answered,
+        "settings_from": args.settings_start,  # where the run looked for its settings (settings.settings_start)
         "report": report_key,
     }
     try:
@@ -204,6 +205,7 @@ def _kept(argv):
     asked, report = entry.get("asked"), entry.get("report")
     if not (isinstance(asked, list) and len(asked) == 4 and isinstance(report, str) and len(report) == 64):
         return None, None
-    if entry.get("answers") != answers(project_settings(), *asked):
+    start = entry.get("settings_from")
+    if not isinstance(start, str) or entry.get("answers") != answers(project_settings(start), *asked):
         return None, None
     return ReportMemo(report).get(), entry

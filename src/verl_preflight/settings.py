@@ -1,4 +1,7 @@
-"""`[tool.validate-scripts]` in the pyproject.toml of the current directory (or above).
+"""`[tool.validate-scripts]` in the nearest pyproject.toml that has the table, at or above the
+scripts checked (the folder the paths given share; the current directory when none is given),
+as ruff finds its settings from the files it checks: the same script gives the same report
+from any working directory.
 
 The table read from a file's bytes is kept in the cache folder by their digest (a warm run
 would spend longer importing and running the TOML parser than checking); a table that is not
@@ -13,7 +16,17 @@ from . import cache_files
 
 KEYS = ("paths", "exclude", "verl", "verl-config", "schema", "severity", "stack", "device")
 FILE = "__file__"  # where the settings came from (not a key a user writes)
-FORMAT = 1
+FORMAT = 2  # 2: a file without the table is False (the search goes on above it)
+
+
+def settings_start(paths) -> str:
+    """Where the search for settings starts: the folder the paths given share (a file's folder),
+    else (none given, or standard input alone) the current directory."""
+    given = [os.path.abspath(p) for p in paths or () if p != "-"]
+    if not given:
+        return os.getcwd()
+    common = os.path.commonpath(given)
+    return common if os.path.isdir(common) else os.path.dirname(common)
 
 
 def project_settings(start: str | None = None, use_disk: bool = True) -> dict:
@@ -27,6 +40,12 @@ def project_settings(start: str | None = None, use_disk: bool = True) -> dict:
             except OSError:
                 return {}
             table = _table(data, use_disk)
+            if table is False:  # a pyproject.toml without the table: the one above may have it
+                parent = os.path.dirname(cur)
+                if parent == cur:
+                    return {}
+                cur = parent
+                continue
             if not isinstance(table, dict):
                 return {}
             out = dict(table)
@@ -45,7 +64,8 @@ def project_settings(start: str | None = None, use_disk: bool = True) -> dict:
 
 
 def _table(data: bytes, use_disk: bool):
-    """The `[tool.validate-scripts]` table of a pyproject.toml's bytes (None: not TOML)."""
+    """The `[tool.validate-scripts]` table of a pyproject.toml's bytes (None: not TOML; False: no
+    such table)."""
     folder = cache_files.folder("settings") if use_disk else None
     path = os.path.join(folder, hashlib.sha256(data).hexdigest() + ".json") if folder is not None else None
     kept = cache_files.read(path) if path is not None else None
@@ -72,7 +92,9 @@ def _parsed(data: bytes):
     except (UnicodeDecodeError, tomllib.TOMLDecodeError):
         return None
     tool = doc.get("tool", {})
-    return tool.get("validate-scripts", {}) if isinstance(tool, dict) else None
+    if not isinstance(tool, dict):
+        return None
+    return tool.get("validate-scripts", False)
 
 
 def unknown_keys(settings: dict) -> list[str]:
