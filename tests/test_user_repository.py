@@ -706,3 +706,31 @@ def test_settings_are_found_from_the_scripts_not_the_working_directory(tmp_path,
         monkeypatch.chdir(cwd)
         code, doc = _report(capsys, script)
         assert (code, _rules(doc)) == (0, [(2, "override-missing-key", "warning")]), cwd
+
+
+# ---- one finding per mistake (issue 44) -------------------------------------------------------
+
+
+def test_keys_of_a_root_config_the_launch_does_not_name_are_one_finding(tmp_path, capsys):
+    """RL-Factory's pattern: its root configs sit in verl's config folder; a launch that forgets
+    --config-name=its_own gets one error naming it (the other keys as related lines), not one a key;
+    of two roots that have the keys, the one that has the launch's other keys too is named."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "setup.py").write_text("")
+    package = _verl_package(root, drop="no such line")
+    extra = "env:\n  name: base\n  max_turns: 1\nreward_rollout:\n  enable: false\n"
+    config = package / "trainer" / "config"
+    (config / "tool_trainer.yaml").write_text("defaults:\n  - ppo_trainer\n  - _self_\n" + extra)
+    (config / "megatron_tool_trainer.yaml").write_text("defaults:\n  - ppo_megatron_trainer\n  - _self_\n" + extra)
+    keys = (
+        "env.name=search env.max_turns=4 reward_rollout.enable=true "
+        "actor_rollout_ref.actor.fsdp_config.param_offload=true"
+    )
+    script = _script(root, f"{LAUNCH} \\\n    {keys}\n")
+    code, doc = _report(capsys, script)
+    assert code == 1 and _rules(doc) == [(3, "override-missing-key", "error")]
+    (finding,) = doc["findings"]
+    assert "and 2 more keys" in finding["message"] and finding["message"].endswith("pass --config-name=tool_trainer")
+    named = LAUNCH.replace("main_ppo ", "main_ppo --config-name=tool_trainer ")
+    assert _report(capsys, _script(root, f"{named} {keys}\n"))[0] == 0

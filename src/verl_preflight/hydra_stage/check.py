@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, replace
 
 from .grammar import grammar_text, in_script_words
-from .problems import GroupCause, HydraKind, LaunchProblem, Problem, no_remedy
+from .problems import GroupCause, HydraKind, LaunchProblem, Problem, RootCause, no_remedy
 
 
 class Fallback(Exception):
@@ -69,7 +69,9 @@ def check_overrides(cache, config_name: str, overrides: list[str], remedy=no_rem
     found = _value_problems(cache, config_name, group_lines, snap, overrides, records, value_idx)
     tree = snap["tree"]
     out = []
-    for p in _folded(cache, config_name, group_lines, found, tree):
+    folded = _folded(cache, config_name, group_lines, found, tree)
+    keys = [records[i]["key"] for i in value_idx if records[i]["key"] and records[i].get("kind") != "delete"]
+    for p in _in_another_root(cache, config_name, group_lines, folded, keys):
         if p.index is not None and p.key:
             fix, message = remedy(p, overrides[p.index], tree, cache.source)
             p = replace(p, fix=fix, message=message)
@@ -106,6 +108,53 @@ def _folded(cache, config_name: str, group_lines: tuple, found: list[Problem], t
         keys = tuple(q.key for q in group)
         out.append(replace(p, cause=replace(cause, keys=keys), related=tuple(q.index for q in group[1:])))
     return out
+
+
+_MAX_ROOTS = 12  # other root configs of the folder composed at most, to explain missing keys
+
+
+def _in_another_root(cache, config_name: str, group_lines: tuple, found: list[Problem], keys: list) -> list:
+    """Two or more keys missing for no group's sake, all of which one other root config of the
+    launch's config folder has (a project's rl_factory_ppo_trainer.yaml beside verl's ppo_trainer,
+    and no --config-name): one problem, at the first of them, naming that root config, the others
+    folded in (`related`). Of several such roots, the one that has the most of the launch's
+    other keys (`keys`: every key it sets) too."""
+    missing = [p for p in found if p.kind is HydraKind.MISSING_KEY and p.key and p.cause is None]
+    if len(missing) < 2:
+        return found
+    best = None  # (keys of the launch it lacks, name)
+    for candidate in _other_roots(cache, config_name):
+        snap = cache.snapshot(candidate, group_lines)
+        if "tree" not in snap:
+            continue
+        has = lambda key, tree=snap["tree"]: _missing_depth(tree, key) == len(key.split("."))  # noqa: E731
+        if all(has(p.key) for p in missing):
+            lacks = sum(not has(key) for key in keys)
+            if best is None or lacks < best[0]:
+                best = (lacks, candidate)
+    if best is None:
+        return found
+    other = best[1]
+    cause = RootCause(config_name, other, tuple(p.key for p in missing))
+    first, rest = missing[0], {p.index for p in missing[1:]}
+    out = []
+    for p in found:
+        if p is first:
+            out.append(replace(p, cause=cause, related=tuple(q.index for q in missing[1:])))
+        elif p.index not in rest:
+            out.append(p)
+    return out
+
+
+def _other_roots(cache, config_name: str) -> list[str]:
+    """The other root configs of the launch's primary config folder (its top-level *.yaml but
+    verl's generated references), by name."""
+    try:
+        names = sorted(os.listdir(cache.tree.primary))
+    except OSError:
+        return []
+    roots = [n[: -len(".yaml")] for n in names if n.endswith(".yaml") and not n.startswith("_")]
+    return [r for r in roots if r != config_name][:_MAX_ROOTS]
 
 
 def _group_cause(cache, config_name: str, group_lines: tuple, key: str, tree: dict) -> GroupCause | None:

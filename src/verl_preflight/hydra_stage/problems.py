@@ -39,7 +39,7 @@ class Problem:
     key: str | None
     message: str
     fix: object = None  # the repair the caller's `remedy` proposed (an edits.Fix), where one is certain
-    cause: GroupCause | None = None  # a missing key that another option of a config group has
+    cause: GroupCause | RootCause | None = None  # a missing key another group option or root config has
     related: tuple = ()  # the other overrides (positions) of the same cause, folded into this one
 
 
@@ -66,6 +66,17 @@ class GroupCause:
     option: str
     explicit: bool
     keys: tuple = ()  # every key of the launch this cause explains, in order
+
+
+@dataclass(frozen=True)
+class RootCause:
+    """Why keys are missing: the launch composes the root config `chosen` (its --config-name, or
+    the entry point's own) and every one of them is in `other`, another root config of the same
+    folder (a project's own root config the launch does not name)."""
+
+    chosen: str
+    other: str
+    keys: tuple = ()
 
 
 def no_remedy(problem, text, tree, source):

@@ -270,6 +270,11 @@ def module_dir(source: ConfigSource, module: str) -> str | None:
     module = in_verl(module)
     if module is None:
         return None
+    own = source.package_root
+    if own and not _RECIPE.fullmatch(module):  # the launch's own verl: its folder, the module's file or not
+        folder = os.path.join(own, *module.split(".")[1:-1])
+        if os.path.isdir(folder):
+            return folder
     root = _root_for(source.path, source.package_root, source.verl_version, module)
     if root is None:
         return None

@@ -9,7 +9,7 @@ from functools import lru_cache
 from ...edits import Fix
 from ...hydra_stage.check import close_keys, did_you_mean, lookup, typo_of
 
-from ...hydra_stage.problems import HydraKind
+from ...hydra_stage.problems import HydraKind, RootCause
 from .. import Rule
 
 
@@ -54,6 +54,13 @@ class OverrideMissingKey(Rule):
 
         key = problem.key
         cause = problem.cause
+        if isinstance(cause, RootCause):
+            others = len(cause.keys) - 1
+            return (
+                f"Could not override '{key}' and {others} more key{'s' if others > 1 else ''}: this launch composes "
+                f"the root config {cause.chosen}, and all of them are in {cause.other}.yaml beside it: pass "
+                f"--config-name={cause.other}"
+            )
         if cause is not None:
             chosen = f"{cause.group}={cause.chosen}" + ("" if cause.explicit else " (the default)")
             many = len(cause.keys) > 1
