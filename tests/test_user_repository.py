@@ -734,3 +734,18 @@ def test_keys_of_a_root_config_the_launch_does_not_name_are_one_finding(tmp_path
     assert "and 2 more keys" in finding["message"] and finding["message"].endswith("pass --config-name=tool_trainer")
     named = LAUNCH.replace("main_ppo ", "main_ppo --config-name=tool_trainer ")
     assert _report(capsys, _script(root, f"{named} {keys}\n"))[0] == 0
+
+
+def test_no_root_config_is_advised_where_naming_it_would_make_other_keys_fail(tmp_path, capsys):
+    """A Megatron launch (--config-name=ppo_megatron_trainer) that sets two keys only ppo_trainer has:
+    ppo_trainer lacks its Megatron keys, so it is no cause; each key is its own finding."""
+    script = tmp_path / "run.sh"
+    script.write_text(
+        "#!/usr/bin/env bash\n"
+        f"{LAUNCH.replace('main_ppo ', 'main_ppo --config-name=ppo_megatron_trainer ')} \\\n"
+        "    actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2 \\\n"
+        "    actor_rollout_ref.actor.fsdp_config.param_offload=true actor_rollout_ref.ref.fsdp_config.param_offload=true\n"
+    )
+    code, doc = _report(capsys, script)
+    assert code == 1 and [r for _, r, _ in _rules(doc)] == ["override-missing-key", "override-missing-key"]
+    assert not any("--config-name" in f["message"] for f in doc["findings"])

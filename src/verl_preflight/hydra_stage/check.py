@@ -70,7 +70,7 @@ def check_overrides(cache, config_name: str, overrides: list[str], remedy=no_rem
     tree = snap["tree"]
     out = []
     folded = _folded(cache, config_name, group_lines, found, tree)
-    keys = [records[i]["key"] for i in value_idx if records[i]["key"] and records[i].get("kind") != "delete"]
+    keys = [records[i]["key"] for i in value_idx if records[i]["key"] and records[i].get("kind") == "change"]
     for p in _in_another_root(cache, config_name, group_lines, folded, keys):
         if p.index is not None and p.key:
             fix, message = remedy(p, overrides[p.index], tree, cache.source)
@@ -117,24 +117,22 @@ def _in_another_root(cache, config_name: str, group_lines: tuple, found: list[Pr
     """Two or more keys missing for no group's sake, all of which one other root config of the
     launch's config folder has (a project's rl_factory_ppo_trainer.yaml beside verl's ppo_trainer,
     and no --config-name): one problem, at the first of them, naming that root config, the others
-    folded in (`related`). Of several such roots, the one that has the most of the launch's
-    other keys (`keys`: every key it sets) too."""
+    folded in (`related`); only a root that has every other key the launch sets (`keys`) too, so
+    that naming it makes none fail (a Megatron launch whose two FSDP keys ppo_trainer has is not
+    told to compose ppo_trainer)."""
     missing = [p for p in found if p.kind is HydraKind.MISSING_KEY and p.key and p.cause is None]
     if len(missing) < 2:
         return found
-    best = None  # (keys of the launch it lacks, name)
     for candidate in _other_roots(cache, config_name):
         snap = cache.snapshot(candidate, group_lines)
         if "tree" not in snap:
             continue
         has = lambda key, tree=snap["tree"]: _missing_depth(tree, key) == len(key.split("."))  # noqa: E731
-        if all(has(p.key) for p in missing):
-            lacks = sum(not has(key) for key in keys)
-            if best is None or lacks < best[0]:
-                best = (lacks, candidate)
-    if best is None:
+        if all(has(p.key) for p in missing) and all(has(key) for key in keys):  # (nothing else would fail)
+            other = candidate
+            break
+    else:
         return found
-    other = best[1]
     cause = RootCause(config_name, other, tuple(p.key for p in missing))
     first, rest = missing[0], {p.index for p in missing[1:]}
     out = []
