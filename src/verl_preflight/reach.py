@@ -114,13 +114,15 @@ def why_unchecked(script, profiles) -> Unchecked | None:
     its `profiles` (validate.ProfileResult); None when it names none or one launch is checked."""
     if any(la.unchecked is None for p in profiles for la in p.launches):
         return None
+    launches = [la for p in profiles for la in p.launches]
+    if launches:  # reached, none checked: said of the first launch (whatever its module's name)
+        first = min(launches, key=lambda la: la.line)
+        loc = Loc(script.path, first.line, 1)
+        return Unchecked(loc, first.module, _launches_unchecked(launches, loc))
     named = named_entry(script)
     if named is None:
         return None
     module, loc, node = named
-    launches = [la for p in profiles for la in p.launches]
-    if launches:
-        return Unchecked(loc, module, _launches_unchecked(launches, loc))
     return Unchecked(loc, module, "no profile reaches it: " + _not_reached(script, node, loc, profiles))
 
 

@@ -144,7 +144,10 @@ def document(results, findings, source) -> dict:
                     "verl_config": source.path if source else None,
                     "verl_version": source.verl_version if source else None,
                     # the verls the launches were checked against, with how many launches each
-                    "checked_against": [{"verl": text, "launches": n} for text, n in verls(results)],
+                    "checked_against": [
+                        {"verl": text, "launches": checked, "not_checked": unchecked}
+                        for text, checked, unchecked in verls(results)
+                    ],
                     # what each script's launches were checked against (the text report's
                     # "checked against" note): verl and where it came from, device, stack
                     "targets": {

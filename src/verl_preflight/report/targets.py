@@ -23,21 +23,34 @@ def grouped(result) -> list[tuple[str, list]]:
     return list(groups.items())
 
 
-def verls(results) -> list[tuple[str, int]]:
-    """[(the verl a run's launches were checked against, as said: `verl 0.5.0 (pinned, ...)`, how
-    many launches)], in the order first met: the line every report format gives once."""
-    counts: dict[str, int] = {}
+def verls(results) -> list[tuple[str, int, int]]:
+    """[(the verl a run's launches were meant for, as said: `verl 0.5.0 (pinned, ...)`, how many of
+    them were checked against it, how many not)], in the order first met: the line every report
+    format gives once."""
+    counts: dict[str, list[int]] = {}
     for r in results:
         for p in r.profiles:
             for la in p.launches:
                 verl = getattr(la.target, "verl", None) if la.target is not None else None
                 if verl is None:
                     continue
-                text = verl.describe() + (": not at hand, not checked" if getattr(verl, "missing", None) else "")
-                counts[text] = counts.get(text, 0) + 1
-    return list(counts.items())
+                text = verl.describe() + (": not at hand" if getattr(verl, "missing", None) else "")
+                counts.setdefault(text, [0, 0])[0 if getattr(la, "unchecked", None) is None else 1] += 1
+    return [(text, checked, unchecked) for text, (checked, unchecked) in counts.items()]
+
+
+def _launches(n: int) -> str:
+    return f"{n} launch{'es' if n != 1 else ''}"
 
 
 def verls_lines(results) -> list[str]:
-    """`checked against verl 0.9.1 (installed) (7 launches)`: one line per verl; none without launches."""
-    return [f"checked against {text} ({n} launch{'es' if n != 1 else ''})" for text, n in verls(results)]
+    """`checked against verl 0.9.1 (installed) (7 launches)`, with `, 2 not checked` where some of
+    them were not (their notes say why); one line per verl; none without launches."""
+    out = []
+    for text, checked, unchecked in verls(results):
+        if checked:
+            rest = f", {unchecked} not checked" if unchecked else ""
+            out.append(f"checked against {text} ({_launches(checked)}{rest})")
+        else:
+            out.append(f"not checked against {text} ({_launches(unchecked)}: their notes say why)")
+    return out
