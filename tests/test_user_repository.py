@@ -683,9 +683,19 @@ def test_every_format_says_once_which_verl_the_launches_were_checked_against(tmp
     assert capsys.readouterr().out.splitlines()[0] == f"::notice title=validate-scripts::{said}"
     assert main(["--no-cache", "--format", "sarif", str(script)]) == 0
     (run,) = json.loads(capsys.readouterr().out)["runs"]
-    assert run["properties"]["checked_against"] == [{"verl": "verl 0.9.1 (installed)", "launches": 1}]
+    assert run["properties"]["checked_against"] == [{"verl": "verl 0.9.1 (installed)", "launches": 1, "not_checked": 0}]
     assert main(["--no-cache", "--quiet", str(script)]) == 0
     assert capsys.readouterr().out == ""  # findings only
+    # a launch that is not checked (a recipe whose source is not beside this verl) is not said to be
+    recipe = tmp_path / "recipe.sh"
+    recipe.write_text("#!/usr/bin/env bash\npython3 -m recipe.fully_async_policy.fully_async_main trainer.x=1\n")
+    main(["--no-cache", str(recipe)])
+    out = capsys.readouterr().out.splitlines()
+    assert "validate-scripts: note: not checked against verl 0.9.1 (installed) (1 launch: their notes say why)" in out
+    assert any(
+        "names recipe.fully_async_policy.fully_async_main at line 2 but its launch there is not checked" in x
+        for x in out
+    )
 
 
 # ---- settings found from the scripts (issue 44) ----------------------------------------------
@@ -749,3 +759,15 @@ def test_no_root_config_is_advised_where_naming_it_would_make_other_keys_fail(tm
     code, doc = _report(capsys, script)
     assert code == 1 and [r for _, r, _ in _rules(doc)] == ["override-missing-key", "override-missing-key"]
     assert not any("--config-name" in f["message"] for f in doc["findings"])
+
+
+def test_a_projects_hydra_app_runs_verls_start_checks_where_it_calls_them(tmp_path, capsys):
+    """verl's start-up checks (validate_config) are judged for a project's own entry only where its
+    module calls them: a launch that sets no rollout micro batch fails there, and passes where the
+    module never validates."""
+    calls = ENTRY.replace("    run(config)\n", "    validate_config(config)\n    run(config)\n")
+    lacking = "python3 -m myproj.main algorithm.adv_estimator=grpo actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1\n"
+    root = _project(tmp_path / "a", entry=calls)
+    assert "verl-check" in {r for _, r, _ in _rules(_report(capsys, _script(root, lacking))[1])}
+    root = _project(tmp_path / "b")
+    assert "verl-check" not in {r for _, r, _ in _rules(_report(capsys, _script(root, lacking))[1])}
