@@ -99,7 +99,9 @@ def setup(args) -> Setup:
     try:
         from .releases import release_source
 
-        caches = ConfigCaches(ConfigCache(source, use_disk=not args.no_cache), explicit=explicit, release=release_source)
+        caches = ConfigCaches(
+            ConfigCache(source, use_disk=not args.no_cache), explicit=explicit, release=release_source
+        )
     except OSError as err:
         raise UsageError(f"cannot read the verl config tree: {err}") from err
     choice: ProfileChoice = args.profile
@@ -178,9 +180,10 @@ def _dependents(files: list, args) -> dict:
     return out
 
 
-def _reading_helpers(results, dependents: dict | None) -> list:
+def _reading_helpers(results, dependents: dict | None, said: set) -> list:
     """The results to report under --dependents: the scripts given, and those of the others
-    whose check read a given helper (ScriptResult.deps: every file the check read)."""
+    whose check read a given helper (ScriptResult.deps: every file the check read). Each such
+    script is said once a run (`said`: the lines said so far; --fix checks again)."""
     if not dependents:
         return results
     from dataclasses import replace
@@ -196,8 +199,14 @@ def _reading_helpers(results, dependents: dict | None) -> list:
             for h in helpers or ():
                 if h in r.deps:
                     readers.setdefault(h, []).append(shown(r.path, cwd))
-            if helpers is not None:
-                console.say(console.dependent(shown(r.path, cwd), [shown(h, cwd) for h in helpers if h in r.deps]))
+            line = (
+                console.dependent(shown(r.path, cwd), [shown(h, cwd) for h in helpers if h in r.deps])
+                if helpers
+                else None
+            )
+            if line is not None and line not in said:
+                said.add(line)
+                console.say(line)
     for r in kept:  # a helper with no launch of its own: its launches are those of the scripts that read it
         if r.no_launch is not None and os.path.abspath(r.path) in readers:
             r.no_launch = replace(r.no_launch, read_by=tuple(readers[os.path.abspath(r.path)]))
@@ -388,10 +397,12 @@ def validate(args, argv=None) -> int:
         _keep_command(argv, args, run, origin, memo)
         return replay(kept, time.perf_counter() - start)
 
+    said_dependents: set = set()
+
     def check():
         results_cache.forget()
         results, unreadable = run_files(run.files, run.caches, run.opts, args.jobs or 0, results_cache)
-        results = _reading_helpers(results, run.dependents)
+        results = _reading_helpers(results, run.dependents, said_dependents)
         relocate(results, run.files)
         for r in results:
             r.findings = _reseverity(r.findings, args.severity)

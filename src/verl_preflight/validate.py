@@ -191,8 +191,6 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
     return result
 
 
-
-
 def _buffer(path: str, opts: Options) -> bytes:
     """The script's text: the editor's buffer of it (Options.buffers), else the file."""
     if opts.buffers and os.path.abspath(path) in opts.buffers:

@@ -86,28 +86,25 @@ def _folded(cache, config_name: str, group_lines: tuple, found: list[Problem], t
     missing = [p for p in found if p.kind is HydraKind.MISSING_KEY and p.key]
     if not missing:
         return found
-    causes = {}
+    by_cause: dict = {}
     for p in missing:
         cause = _group_cause(cache, config_name, group_lines, p.key, tree)
         if cause is not None:
-            causes[p.index] = cause
-    by_cause: dict = {}
-    for p in missing:
-        if p.index in causes:
-            by_cause.setdefault(causes[p.index], []).append(p)
-    out, folded = [], set()
-    for p in found:
-        cause = causes.get(p.index)
-        if cause is None:
-            out.append(p)
-            continue
-        if p.index in folded:
-            continue
-        group = by_cause[cause]
-        folded.update(q.index for q in group)
-        keys = tuple(q.key for q in group)
-        out.append(replace(p, cause=replace(cause, keys=keys), related=tuple(q.index for q in group[1:])))
-    return out
+            by_cause.setdefault(cause, []).append(p)
+    for cause, group in by_cause.items():
+        found = _fold(found, group, replace(cause, keys=tuple(q.key for q in group)))
+    return found
+
+
+def _fold(found: list[Problem], group: list[Problem], cause) -> list[Problem]:
+    """The problems with those of `group` (missing keys of one cause) made one: at the first of
+    them, naming the cause, the others its related overrides."""
+    first, rest = group[0], {q.index for q in group[1:]}
+    return [
+        replace(p, cause=cause, related=tuple(q.index for q in group[1:])) if p is first else p
+        for p in found
+        if p.index not in rest
+    ]
 
 
 _MAX_ROOTS = 12  # other root configs of the folder composed at most, to explain missing keys
@@ -133,15 +130,7 @@ def _in_another_root(cache, config_name: str, group_lines: tuple, found: list[Pr
             break
     else:
         return found
-    cause = RootCause(config_name, other, tuple(p.key for p in missing))
-    first, rest = missing[0], {p.index for p in missing[1:]}
-    out = []
-    for p in found:
-        if p is first:
-            out.append(replace(p, cause=cause, related=tuple(q.index for q in missing[1:])))
-        elif p.index not in rest:
-            out.append(p)
-    return out
+    return _fold(found, missing, RootCause(config_name, other, tuple(p.key for p in missing)))
 
 
 def _other_roots(cache, config_name: str) -> list[str]:

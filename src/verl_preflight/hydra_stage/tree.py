@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from .. import cache_files
 from ..config_location import TREE_DEPENDENCY, entry_root, found, from_dir, tree_hash
-from ..repository import Repositories
+from ..repository import Repositories, root_of
 from ..source import hydra_versions, looked_for, read_source
 
 CACHE_FORMAT = 5  # 5: signed with the user's key (cache_files); 4: verdicts name the problem kind
@@ -61,13 +61,14 @@ def _from_dir(path: str, origin: str) -> ConfigSource:
 
 
 def _project_folders(script_path: str):
-    """The script's folder and those above it, up to the repository root (a folder with .git):
+    """The script's folder and those above it, up to its repository's root (repository.root_of):
     where `python3 -m` run from the project finds its packages."""
+    root = root_of(script_path)
     cur = os.path.dirname(os.path.abspath(script_path))
     for _ in range(32):
         yield cur
         parent = os.path.dirname(cur)
-        if parent == cur or os.path.isdir(os.path.join(cur, ".git")):
+        if parent == cur or cur == root:
             return
         cur = parent
 
@@ -281,29 +282,6 @@ def module_dir(source: ConfigSource, module: str) -> str | None:
     for c in _module_files(root, module):
         if os.path.isfile(c):
             return os.path.dirname(c)
-    return None
-
-
-# verl's entry points that run verl/utils/config.py validate_config in the driver
-# (verl 0.9.1: trainer/main_ppo.py:177); used when the module's source is not at hand.
-VALIDATING_ENTRIES = frozenset({"verl.trainer.main_ppo"})
-
-
-def entry_calls(source: ConfigSource | None, module: str, function: str) -> bool | None:
-    """Whether a verl module's source calls `function`; None when its source is not at hand."""
-    module = in_verl(module)
-    if source is None or source.package_root is None or module is None:
-        return None
-    return _calls(source.package_root, module, function)
-
-
-@functools.lru_cache(maxsize=64)
-def _calls(root: str, module: str, function: str) -> bool | None:
-    """Read once per run: every launch of every profile asks."""
-    for c in _module_files(root, module):
-        text = read_source(c)
-        if text is not None:
-            return re.search(rf"\b{re.escape(function)}\(", text) is not None
     return None
 
 

@@ -26,16 +26,19 @@ def said_by_verl(view) -> frozenset:
 def launch_evaluation(view) -> Evaluation | None:
     """verl's start-up checks over one launch, evaluated once per launch and shared by the rules
     that read them (verl-check, and config-value for the sections it leaves to them); None when
-    the launch's verl sources are not here or its entry point runs no such check."""
+    the launch's verl sources are not here or its entry point (verl's module, or a project's own
+    Hydra app) runs no such check."""
     cached = getattr(view, "_verl_evaluation", _NOT_YET)
     if cached is not _NOT_YET:
         return cached
     source = view.source
     registry = verl_sources(source.package_root if source is not None else None)
     module = in_verl(view.spec.module)
+    app = getattr(view.spec, "app", None)  # a Hydra app of the project's: its own module's calls decide
     result = None
-    if registry is not None and module is not None:
-        files = [f for f in _module_files(registry.root, module) if f.endswith(".py") and os.path.isfile(f)]
+    if registry is not None and (module is not None or app is not None):
+        candidates = [app.file] if app is not None else _module_files(registry.root, module)
+        files = [f for f in candidates if f.endswith(".py") and os.path.isfile(f)]
         checks = entry_checks(registry.root, files[0] if files else None)
         if checks:
             result = evaluate(registry, view, checks)

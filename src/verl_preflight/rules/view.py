@@ -56,15 +56,6 @@ class LaunchView:
         its version, else "(version not known)" (a vendored copy without a version file)."""
         return getattr(self.source, "verl_version", None) or "(version not known)"
 
-    def entry_calls(self, function: str) -> bool:
-        """Whether the launch's entry point calls `function` (verl's own source, else a table)."""
-        from ..hydra_stage.tree import VALIDATING_ENTRIES, entry_calls
-
-        found = entry_calls(self.source, self.spec.module, function)
-        if found is None and function == "validate_config":
-            return self.spec.module in VALIDATING_ENTRIES
-        return bool(found)
-
     @property
     def loc(self):
         return self.spec.loc

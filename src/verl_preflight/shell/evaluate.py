@@ -370,13 +370,13 @@ def secret_values(variables) -> frozenset:
 
 _SECRET_WORD = re.compile(r"SECRET|PASSWORD|PASSWD", re.IGNORECASE)
 _WHERE = re.compile(r"_(?:FILE|PATH|DIR|NAME|URL)$", re.IGNORECASE)
-_PLACEHOLDER = re.compile(r"(?i)^(?:[0-9.]+|true|false|yes|no|on|off|none|null|changeme|\W*your\W.*|.*xxx.*|<.*>)$")
+_PLACEHOLDER = re.compile(r"(?i)^(?:[0-9.]+|true|false|yes|no|on|off|none|null|changeme|\W*your[\W_].*|.*xxx.*|<.*>)$")
 
 
 def _could_be_password(text: str) -> bool:
     """A value of a variable named for a password or a secret: anything of at least 4
     characters but a number, a boolean or a placeholder (`YOUR_PASSWORD`, `<secret>`)."""
-    return len(text) >= 4 and not _PLACEHOLDER.match(text) and not re.fullmatch(r"YOUR_\w*", text, re.IGNORECASE)
+    return len(text) >= 4 and not _PLACEHOLDER.match(text)
 
 
 # the prefixes of tokens that scanners know (Hugging Face, OpenAI and Anthropic, GitHub, GitLab,
