@@ -243,7 +243,7 @@ VERDICTS = [
         TRUE,
         "OpenOneRec verl_distillation/verl/workers/config/model.py:31 HFModelConfig has no "
         "enable_activation_offloading; verl/workers/fsdp_workers.py:580 builds it with omega_conf_to_dataclass(..., "
-        "dataclass_type=HFModelConfig), which merges into OmegaConf.structured and refuses a key the dataclass lacks"
+        "dataclass_type=HFModelConfig), which merges into OmegaConf.structured and refuses a key the dataclass lacks",
     ),
     (
         OOR,
@@ -347,33 +347,39 @@ VERDICTS = [
     ],
     # ---- RL-Factory: a fork of verl 0.5.0 at the root, its own configs inside it ---------------
     *[
-        (RLF, script, line, "override-missing-key", TRUE, _megatron_critic("RL-Factory"))
-        for script, line in (
-            ("examples/checkpoint/run_deepseek_megatron_ckpt.sh", 33),
-            ("examples/checkpoint/run_deepseek_megatron_ckpt.sh", 75),
-            ("examples/checkpoint/run_qwen_megatron_ckpt.sh", 33),
-            ("examples/checkpoint/run_qwen_megatron_ckpt.sh", 75),
-            ("examples/ppo_trainer/run_deepseek_full_hh_rlhf.sh", 26),
-            ("examples/ppo_trainer/run_deepseek_math_gsm8k_megatron.sh", 41),
-            ("examples/ppo_trainer/run_deepseek_megatron.sh", 39),
-            ("examples/ppo_trainer/run_qwen1.5_moe_a2.7b-gsm8k_megatron.sh", 59),
-            ("examples/ppo_trainer/run_qwen2-7b_math_gsm8k_megatron.sh", 39),
-            ("examples/ppo_trainer/run_qwen2-7b_megatron.sh", 39),
+        (RLF, script, line, "override-missing-key", TRUE, why)
+        for why, places in (
+            (
+                _megatron_critic("RL-Factory"),
+                (
+                    ("examples/checkpoint/run_deepseek_megatron_ckpt.sh", 33),
+                    ("examples/checkpoint/run_deepseek_megatron_ckpt.sh", 75),
+                    ("examples/checkpoint/run_qwen_megatron_ckpt.sh", 33),
+                    ("examples/checkpoint/run_qwen_megatron_ckpt.sh", 75),
+                    ("examples/ppo_trainer/run_deepseek_full_hh_rlhf.sh", 26),
+                    ("examples/ppo_trainer/run_deepseek_math_gsm8k_megatron.sh", 41),
+                    ("examples/ppo_trainer/run_deepseek_megatron.sh", 39),
+                    ("examples/ppo_trainer/run_qwen1.5_moe_a2.7b-gsm8k_megatron.sh", 59),
+                    ("examples/ppo_trainer/run_qwen2-7b_math_gsm8k_megatron.sh", 39),
+                    ("examples/ppo_trainer/run_qwen2-7b_megatron.sh", 39),
+                ),
+            ),
+            (
+                _megatron_model("RL-Factory"),
+                (
+                    ("examples/grpo_trainer/run_deepseek7b_llm_math_megatron.sh", 35),
+                    ("examples/grpo_trainer/run_deepseek7b_llm_megatron.sh", 15),
+                    ("examples/grpo_trainer/run_deepseek7b_llm_megatron.sh", 23),
+                    ("examples/grpo_trainer/run_qwen2-7b_math_megatron.sh", 35),
+                    ("examples/grpo_trainer/run_qwen2-7b_megatron.sh", 25),
+                    ("examples/grpo_trainer/run_qwen2-7b_sgl_megatron.sh", 32),
+                    ("examples/grpo_trainer/run_qwen2_5-7b_math_megatron_diff_tp.sh", 35),
+                    ("examples/ppo_trainer/run_qwen2-7b_megatron.sh", 28),
+                    ("examples/tuning/32b/qwen2_32B_grpo_8_h20_megatron_vllm.sh", 35),
+                ),
+            ),
         )
-    ],
-    *[
-        (RLF, script, line, "override-missing-key", TRUE, _megatron_model("RL-Factory"))
-        for script, line in (
-            ("examples/grpo_trainer/run_deepseek7b_llm_math_megatron.sh", 35),
-            ("examples/grpo_trainer/run_deepseek7b_llm_megatron.sh", 15),
-            ("examples/grpo_trainer/run_deepseek7b_llm_megatron.sh", 23),
-            ("examples/grpo_trainer/run_qwen2-7b_math_megatron.sh", 35),
-            ("examples/grpo_trainer/run_qwen2-7b_megatron.sh", 25),
-            ("examples/grpo_trainer/run_qwen2-7b_sgl_megatron.sh", 32),
-            ("examples/grpo_trainer/run_qwen2_5-7b_math_megatron_diff_tp.sh", 35),
-            ("examples/ppo_trainer/run_qwen2-7b_megatron.sh", 28),
-            ("examples/tuning/32b/qwen2_32B_grpo_8_h20_megatron_vllm.sh", 35),
-        )
+        for script, line in places
     ],
     *[
         (
