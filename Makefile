@@ -56,8 +56,8 @@ test-slow: $(STAMP) $(ASCEND_STACK)
 check: test test-slow
 
 bench: $(STAMP)
-	$(VPY) bench/bench_validate.py
-	$(VPY) bench/bench_scaling.py
+	$(VPY) bench/bench_validate.py --markdown docs/benchmarks/validate.md
+	$(VPY) bench/bench_scaling.py --markdown docs/benchmarks/scaling.md
 
 # atheris for FUZZ_SECONDS (15 minutes) on a seed corpus: the examples, the fixtures and the
 # hostile inputs of fuzz/seeds (quadratic expansions, backtracking regexes, huge arithmetic)

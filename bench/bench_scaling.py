@@ -6,7 +6,7 @@ resident memory of the run (the largest of the process and its workers) are
 printed as a table, with seconds per script and per profile, so that linear
 growth can be read off. Nothing is asserted.
 
-    python bench/bench_scaling.py [--sizes 1,10,100,1000] [--jobs N]
+    python bench/bench_scaling.py [--sizes 1,10,100,1000] [--jobs N] [--markdown FILE]
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from page import write_page
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOOL = os.path.join(ROOT, "tools", "validate_scripts.py")
@@ -56,6 +58,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="1,10,100,1000")
     ap.add_argument("--jobs", default="0", help="-j for the validator (0: CPU count)")
+    ap.add_argument("--markdown", metavar="FILE", help="also write the table as a Markdown page (make bench: docs/)")
     args = ap.parse_args()
     rows = []
     for n in [int(x) for x in args.sizes.split(",")]:
@@ -80,6 +83,17 @@ def main() -> int:
             f"{max(cold_mem, warm_mem):>8.0f}"
         )
     print("(peak MB: the largest resident set of any process measured so far in this run)")
+    if args.markdown:
+        about = (
+            "bench/bench_scaling.py: variants of the examples' launch scripts, each run a subprocess with an empty "
+            "cache, -j the CPU count; peak MB is the largest resident set of any process measured so far in the run"
+        )
+        header = ["scripts", "profiles", "cold s", "warm s", "warm ms/profile", "peak MB"]
+        table = [
+            [f"{n:,}", f"{p:,}", f"{c:.2f}", f"{w:.2f}", f"{1000 * w / p:.1f}", f"{max(cm, wm):.0f}"]
+            for n, p, c, w, cm, wm in rows
+        ]
+        write_page(args.markdown, ROOT, "Scaling", about, header, table)
     return 0
 
 
