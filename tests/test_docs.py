@@ -25,3 +25,13 @@ def test_readme_gives_the_two_commands():
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
         text = fh.read()
     assert "make validate" in text and "make test" in text
+
+
+def test_stack_help_names_every_package_the_option_takes():
+    """--stack's help lists the packages it accepts (the parser is built without importing target)."""
+    from verl_preflight import cli
+    from verl_preflight.target import PACKAGES
+
+    stack = next(a for a in cli._parser()._actions if "--stack" in a.option_strings)
+    listed = stack.help.split("PKG: ", 1)[1].rstrip(")").split(", ")
+    assert listed == list(PACKAGES)

@@ -384,10 +384,19 @@ python3 -m verl.trainer.main_ppo model_engine=megatron trainer.nnodes=1 trainer.
 # ---- 11. README: every command runs as shown, on files in the repo -----------------------
 
 
+# README and the pages of docs/ written by hand (rules.md is generated, and names verl's own files)
+PAGES = ["README.md", *(f"docs/{n}" for n in sorted(os.listdir(os.path.join(ROOT, "docs"))) if n.endswith(".md"))]
+PAGES.remove("docs/rules.md")
+
+
+def _page(name: str) -> str:
+    with open(os.path.join(ROOT, name), encoding="utf-8") as fh:
+        return fh.read()
+
+
 def _readme_commands():
-    """(command, shown output lines) for each validator command in README's code blocks."""
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
-        text = fh.read()
+    """(command, shown output lines) for each validator command in the code blocks of README and docs/."""
+    text = "\n".join(_page(name) for name in PAGES)
     out = []
     blocks, current = [], None  # fences pair up in order: ```lang opens, ``` closes
     for line in text.splitlines():
@@ -416,12 +425,21 @@ def _readme_commands():
 
 
 def test_readme_names_only_files_that_exist():
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
-        text = fh.read()
+    text = "\n".join(_page(name) for name in PAGES)
     named = set(re.findall(r"(?<![\w/.-])((?:examples|tests|docs|tools)/[\w./-]+\.(?:sh|yaml|py|md))", text))
     assert len(named) > 10
     assert [p for p in sorted(named) if not os.path.exists(os.path.join(ROOT, p))] == []
-    assert "run.sh" not in re.sub(r"run_\w+\.sh", "", text.split("### pre-commit")[0])
+    # the pre-commit sample's run.sh is a user's file, not this repository's: named only from there on
+    assert "run.sh" not in re.sub(r"run_\w+\.sh", "", _page("README.md"))
+    assert "run.sh" not in re.sub(r"run_\w+\.sh", "", _page("docs/where-to-run.md").split("## pre-commit")[0])
+
+
+def test_readme_is_a_front_page_whose_links_resolve():
+    """README is at most 300 lines; every relative link of README and docs/ names a file that exists."""
+    assert _page("README.md").count("\n") <= 300
+    for name in [*PAGES, "CHANGELOG.md"]:
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", _page(name)):
+            assert os.path.exists(os.path.join(ROOT, os.path.dirname(name), target)), (name, target)
 
 
 @pytest.mark.parametrize("cmd,shown", _readme_commands(), ids=lambda v: v if isinstance(v, str) else "")
@@ -452,9 +470,8 @@ def test_readme_settings_block_names_every_key():
     """The `[tool.validate-scripts]` sample in README is the tool's key set, and its count says so."""
     from verl_preflight.settings import KEYS
 
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
-        text = fh.read()
-    settings = text.split("### Settings", 1)[1]
+    text = _page("README.md")
+    settings = text.split("## Settings", 1)[1]
     block = re.search(r"```toml\n\[tool\.validate-scripts\]\n(.*?)```", settings, re.DOTALL).group(1)
     written = re.findall(r"(?:^|# or )([a-z][\w-]*) = ", block, re.MULTILINE)  # `verl = ...  # or verl-config = ...`
     assert sorted(written) == sorted(KEYS)

@@ -106,7 +106,7 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         metavar="PKG=VERSION",
         help="the stack the launches will meet, e.g. megatron-core=0.18.0, mindspeed=core_r0.18.0 "
-        "(repeatable; PKG: verl, megatron-core, megatron-bridge, mbridge, mindspeed)",
+        "(repeatable; PKG: verl, megatron-core, megatron-bridge, mbridge, mindspeed, mindspeed-bridge, vllm)",
     )
     _device_option(p)
     _args_option(p)
