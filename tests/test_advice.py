@@ -64,6 +64,27 @@ def test_keys_of_another_engine_are_one_finding_that_names_the_choice(tmp_path, 
     assert "composes model_engine=dp:" in f["message"], f["message"]
 
 
+def test_a_group_choice_set_as_a_sections_key_is_one_finding_at_it_with_its_fix(tmp_path, capsys):
+    """`actor_rollout_ref.actor.model_engine=megatron` is the root's `model_engine` group misplaced:
+    one error at it (it was 12 errors, then 2), the Megatron keys it leaves missing folded in, the
+    FSDP key that choosing megatron would break named, and --fix moves the choice to the group."""
+    body = ("actor_rollout_ref.actor.model_engine=megatron "
+            "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2 "
+            "actor_rollout_ref.actor.megatron.pipeline_model_parallel_size=2 "
+            "actor_rollout_ref.actor.fsdp_config.param_offload=True")
+    [f] = _findings(tmp_path, capsys, body)
+    assert f["key"] == "actor_rollout_ref.actor.model_engine" and len(f["related"]) == 2, f
+    assert "set model_engine=megatron in its place" in f["message"]
+    assert "remove 'actor_rollout_ref.actor.fsdp_config.param_offload', which only model_engine=dp has" in f["message"]
+    main(["--no-cache", "--fix", str(tmp_path / "run.sh")])
+    capsys.readouterr()
+    assert (tmp_path / "run.sh").read_text().startswith("python3 -m verl.trainer.main_ppo model_engine=megatron ")
+    # the option already composed, or a value that is no option of the group: no such advice
+    for value in ("dp", "fsdp3"):
+        [f] = _findings(tmp_path, capsys, f"actor_rollout_ref.actor.model_engine={value}")
+        assert "config group" not in f["message"] and "set model_engine" not in f["message"], f["message"]
+
+
 @pytest.mark.slow
 def test_the_key_history_matches_the_releases(tmp_path):
     """data/verl_key_history.json is what tools/verl_key_history.py writes from the wheels (a

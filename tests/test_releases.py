@@ -90,6 +90,26 @@ def test_matrix_shows_the_findings_that_differ(tmp_path, capsys):
     assert every == [ln for ln in every if "[launch-passes-args]" in ln] and len(every) == 1
 
 
+def test_matrix_lists_a_finding_the_releases_share_once_whatever_lines_they_cite(tmp_path, capsys):
+    """Issue 44, item 4: the batch finding of 0.9.1 and 0.8.0 differs only in the release and the
+    file:line it cites; a typo is in both arms of a DEVICE switch. Each is listed once, on every
+    release, labelled as the one-release report labels it (it said `(only verl 0.9.1)` and
+    `(only verl 0.8.0)`, each `(profiles: DEVICE=gpu; DEVICE=npu)`)."""
+    script = tmp_path / "arms.sh"
+    script.write_text(
+        '#!/usr/bin/env bash\nDEVICE=${DEVICE:-gpu}\ncase "$DEVICE" in npu) N=16 ;; *) N=8 ;; esac\n'
+        "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo trainer.n_gpus_per_node=$N "
+        "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 "
+        "trainer.totl_epochs=3 actor_rollout_ref.actor.ppo_mini_batch_size=6 data.train_batch_size=30\n"
+    )
+    assert main(["--no-cache", "--verl", "0.9.1", "--verl", "0.8.0", str(script)]) == 1
+    out = capsys.readouterr().out
+    assert "Findings that differ between releases" not in out, out
+    every = out.split("Findings on every release:\n")[1].splitlines()
+    labels = sorted(ln.split(" [")[-1] for ln in every if "[batch-dispatch]" in ln or "[override-missing-key]" in ln)
+    assert labels == ["batch-dispatch] (all profiles)", "override-missing-key] (all profiles)"], out
+
+
 def test_matrix_honours_format_quiet_strict_and_severity(tmp_path, capsys, monkeypatch):
     import json
 

@@ -69,8 +69,8 @@ def check_overrides(cache, config_name: str, overrides: list[str], remedy=no_rem
     found = _value_problems(cache, config_name, group_lines, snap, overrides, records, value_idx)
     tree = snap["tree"]
     out = []
-    folded = _folded(cache, config_name, group_lines, found, tree)
     keys = [records[i]["key"] for i in value_idx if records[i]["key"] and records[i].get("kind") == "change"]
+    folded = _folded(cache, config_name, group_lines, found, tree, overrides, keys)
     for p in _in_another_root(cache, config_name, group_lines, folded, keys):
         if p.index is not None and p.key:
             fix, message = remedy(p, overrides[p.index], tree, cache.source)
@@ -79,21 +79,57 @@ def check_overrides(cache, config_name: str, overrides: list[str], remedy=no_rem
     return out
 
 
-def _folded(cache, config_name: str, group_lines: tuple, found: list[Problem], tree: dict) -> list[Problem]:
+def _folded(
+    cache, config_name: str, group_lines: tuple, found: list[Problem], tree: dict, overrides, keys: list
+) -> list[Problem]:
     """Missing keys that one config group's other option has (the Megatron keys of a launch that
     composes model_engine=dp): one problem, at the first of them, that names the cause and folds
-    the others in (`related`)."""
+    the others in (`related`). Where the launch set that option as a key of a section instead of
+    the group (`actor_rollout_ref.actor.model_engine=megatron`), the problem is at that key, the
+    cause of the others, and says which of the launch's `keys` that option lacks."""
     missing = [p for p in found if p.kind is HydraKind.MISSING_KEY and p.key]
     if not missing:
         return found
     by_cause: dict = {}
+    misplaced: dict = {}
     for p in missing:
+        cause = _misplaced_choice(cache, config_name, group_lines, p.key, overrides[p.index])
+        if cause is not None:
+            misplaced.setdefault(cause, p)
+            continue
         cause = _group_cause(cache, config_name, group_lines, p.key, tree)
         if cause is not None:
             by_cause.setdefault(cause, []).append(p)
+    for cause, first in misplaced.items():
+        group = [first, *by_cause.pop(replace(cause, misplaced=""), [])]
+        lines = tuple(g for g in group_lines if g.split("=", 1)[0].lstrip("+") != cause.group)
+        snap = cache.snapshot(config_name, lines + (f"{cause.group}={cause.option}",))
+        lost = tuple(
+            k for k in keys
+            if k not in {q.key for q in group} and "tree" in snap and _missing_depth(snap["tree"], k) < len(k.split("."))
+        )
+        found = _fold(found, group, replace(cause, keys=tuple(q.key for q in group), lost=lost))
     for cause, group in by_cause.items():
         found = _fold(found, group, replace(cause, keys=tuple(q.key for q in group)))
     return found
+
+
+def _misplaced_choice(cache, config_name: str, group_lines: tuple, key: str, text: str) -> GroupCause | None:
+    """The config group choice a missing `section.group=option` means (its last part a selector
+    group of the root config, its value one of that group's options other than the composed one),
+    or None."""
+    name = key.rsplit(".", 1)[-1]
+    if "." not in key or "=" not in text:
+        return None
+    value = text.split("=", 1)[1].strip().strip("'\"")
+    for group, default, options in _selectors(cache, config_name):
+        if group != name or value not in options:
+            continue
+        chosen_line = next((g for g in group_lines if g.split("=", 1)[0].lstrip("+") == group), None)
+        chosen = chosen_line.split("=", 1)[1] if chosen_line is not None else default
+        if value != chosen:
+            return GroupCause(group, chosen, value, chosen_line is not None, misplaced=key)
+    return None
 
 
 def _fold(found: list[Problem], group: list[Problem], cause) -> list[Problem]:

@@ -66,6 +66,8 @@ class GroupCause:
     option: str
     explicit: bool
     keys: tuple = ()  # every key of the launch this cause explains, in order
+    misplaced: str = ""  # the key the launch set to `option` in the group's place (a.b.model_engine), if any
+    lost: tuple = ()  # with a misplaced choice: the launch's keys that `option` lacks (they fail once it is set)
 
 
 @dataclass(frozen=True)

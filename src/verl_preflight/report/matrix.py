@@ -3,7 +3,12 @@ that differ between releases."""
 
 from __future__ import annotations
 
+import re
+
 from .text import finding_line
+
+# what a message cites of one release: `verl 0.9.1`, `agent_loop.py:1247`, `actor.py:207-209,215`
+_CITED = re.compile(r"\bverl \d+(?:\.\d+)*(?:\.?(?:post|rc|dev)\d+)?|(?<=\.py):\d+(?:[-,]\d+)*|(?<=\.yaml):\d+(?:[-,]\d+)*")
 
 
 def cell(findings) -> str:
@@ -31,15 +36,21 @@ def table_text(versions: list[str], table: dict[str, dict[str, str]]) -> str:
 
 
 def _key(f):
-    return (f.path, f.line, f.column, f.rule, f.severity, f.message)
+    """One mistake whatever release says it: its place, rule, key and message with the release's
+    own citations (its version, the file:line of its code) left out, and the profiles it holds in."""
+    meaning = _CITED.sub("", f.message)
+    return (f.path, f.line, f.column, f.rule, f.severity, f.key, meaning, tuple(p.describe() for p in f.profiles))
 
 
 def split_findings(versions, by_version: dict) -> tuple[list, list]:
-    """(findings that differ between releases, as (finding, [versions]); findings of every release)."""
+    """(findings that differ between releases, as (finding, [versions]); findings of every release,
+    each once, as the first release says it)."""
     seen: dict = {}
     for v in versions:
         for f in by_version[v]:
-            seen.setdefault(_key(f), (f, []))[1].append(v)
+            vs = seen.setdefault(_key(f), (f, []))[1]
+            if v not in vs:
+                vs.append(v)
     differ = [(f, vs) for f, vs in seen.values() if len(vs) != len(versions)]
     common = [f for f, vs in seen.values() if len(vs) == len(versions)]
     differ.sort(key=lambda item: item[0].sort_key())
@@ -47,10 +58,12 @@ def split_findings(versions, by_version: dict) -> tuple[list, list]:
     return differ, common
 
 
-def render(versions, table, by_version: dict, quiet: bool = False, color: bool = False) -> str:
+def render(versions, table, by_version: dict, quiet: bool = False, color: bool = False, profiles=None) -> str:
     """The table, then the findings that differ between releases (each tagged with the releases
-    it holds on), then those of every release. --quiet: the finding lines alone."""
+    it holds on), then those of every release. --quiet: the finding lines alone. `profiles`: each
+    script's profiles (as the one-release report labels a finding of all of them)."""
     differ, common = split_findings(versions, by_version)
+    every = profiles or {}
     keep = (lambda f: f.severity != "info") if quiet else (lambda f: True)
     differ = [(f, vs) for f, vs in differ if keep(f)]
     common = [f for f in common if keep(f)]
@@ -58,11 +71,11 @@ def render(versions, table, by_version: dict, quiet: bool = False, color: bool =
     if differ:
         if not quiet:
             lines += ["", "Findings that differ between releases:"]
-        lines += [f"{finding_line(f, color)} (only verl {', '.join(vs)})" for f, vs in differ]
+        lines += [f"{finding_line(f, color, every.get(f.path))} (only verl {', '.join(vs)})" for f, vs in differ]
     if common:
         if not quiet:
             lines += ["", "Findings on every release:"]
-        lines += [finding_line(f, color) for f in common]
+        lines += [finding_line(f, color, every.get(f.path)) for f in common]
     return "\n".join(lines) + ("\n" if lines else "")
 
 
@@ -89,4 +102,5 @@ def document(fmt: str, versions, reports, table, by_version: dict, quiet: bool, 
         differ, common = split_findings(versions, by_version)
         tagged = [replace(f, message=f"{f.message} (only verl {', '.join(vs)})") for f, vs in differ]
         return github.render([], sorted(tagged + common, key=lambda f: f.sort_key()))
-    return render(versions, table, by_version, quiet, color)
+    profiles = {r.path: [p.profile for p in r.profiles] for results, _, _ in reports for r in results}
+    return render(versions, table, by_version, quiet, color, profiles)

@@ -130,9 +130,9 @@ def remedy(problem, text: str, tree: dict, source):
     cls = _by_problem().get(problem.kind)
     if cls is None:
         return None, problem.message
-    repair = getattr(cls, "repair", None) if cls.fixable and problem.cause is None else None
+    repair = getattr(cls, "repair", None) if cls.fixable else None
     advise = getattr(cls, "advise", None)
-    fix = repair(text, problem.key, tree, source) if repair is not None else None
+    fix = repair(problem, text, tree, source) if repair is not None else None
     return fix, (advise(problem, text, tree, source) if advise is not None else problem.message)
 
 

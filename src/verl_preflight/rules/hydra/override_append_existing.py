@@ -26,8 +26,9 @@ class OverrideAppendExisting(Rule):
     fix_doc = "drops the `+` (inside the quotes it sits in), unless the item is a dict or list, which `+` merges into."
 
     @staticmethod
-    def repair(text: str, key: str, tree: dict, source):
+    def repair(problem, text: str, tree: dict, source):
         """Drop the `+`, unless the item is a dict or list (`+` merges into those: no problem there)."""
+        key = problem.key
         found, node = lookup(tree, key)
         if found and isinstance(node, (dict, list)):
             return None

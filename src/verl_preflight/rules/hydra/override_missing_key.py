@@ -9,7 +9,7 @@ from functools import lru_cache
 from ...edits import Fix
 from ...hydra_stage.check import close_keys, did_you_mean, lookup, typo_of
 
-from ...hydra_stage.problems import HydraKind, RootCause
+from ...hydra_stage.problems import GroupCause, HydraKind, RootCause
 from .. import Rule
 
 
@@ -26,7 +26,9 @@ class OverrideMissingKey(Rule):
         "dataclass its section becomes, a key of a dict-typed field); for a key verl removed, the release "
         "that last had it (data/verl_key_history.json, from the releases' own config trees); for keys whose "
         "section only another option of a config group has (the Megatron keys of a launch on model_engine=dp), "
-        "one finding that names that choice."
+        "one finding that names that choice; a group's option set as a key of a section "
+        "(`actor_rollout_ref.actor.model_engine=megatron`) is that choice misplaced, one finding with the keys it "
+        "leaves missing."
     )
     ground_truth = (
         "hydra-core 1.3.8 hydra/_internal/config_loader_impl.py:390-394 ('Could not override ...'; struct mode)"
@@ -39,6 +41,8 @@ class OverrideMissingKey(Rule):
         "the YAML lacks, or a new key of a dict-typed field (override_transformer_config, engine_kwargs, ...) "
         "with no existing key close to it. A misspelt key with exactly one close existing key, where `+` "
         "would not do (the dataclass has no such field, or no dataclass owns the section), becomes that key. "
+        "A config group's option set as a key of a section becomes the group's choice "
+        "(`actor_rollout_ref.actor.model_engine=megatron` -> `model_engine=megatron`). "
         "Anything else (two close keys, a dict-typed field with a close key, a type the tool cannot read) "
         "is left to you."
     )
@@ -61,6 +65,16 @@ class OverrideMissingKey(Rule):
                 f"the root config {cause.chosen}, and all of them are in {cause.other}.yaml beside it: pass "
                 f"--config-name={cause.other}"
             )
+        if isinstance(cause, GroupCause) and cause.misplaced:
+            chosen = f"{cause.group}={cause.chosen}" + ("" if cause.explicit else ", the default")
+            others = len(cause.keys) - 1
+            then = (f", and the {others} key{'s' if others > 1 else ''} that only {cause.group}={cause.option} has "
+                    f"fail{'' if others > 1 else 's'} too") if others else ""
+            lost = ", ".join(f"'{k}'" for k in cause.lost)
+            also = (f"; then remove {lost}, which only {cause.group}={cause.chosen} has" if lost else "")
+            return (f"Could not override '{key}': verl's config has no such key; {cause.group} is a config group "
+                    f"of the root config (this launch composes {chosen}){then}: set {cause.group}={cause.option} "
+                    f"in its place{also}")
         if cause is not None:
             chosen = f"{cause.group}={cause.chosen}" + ("" if cause.explicit else " (the default)")
             many = len(cause.keys) > 1
@@ -87,13 +101,20 @@ class OverrideMissingKey(Rule):
         return f"{head}, and nothing in verl reads it: `+` would add a setting verl ignores; remove it"
 
     @staticmethod
-    def repair(text: str, key: str, tree: dict, source):
-        """The repair the composition says is right (fix_doc): `+` where the key may be added (a
+    def repair(problem, text: str, tree: dict, source):
+        """The repair the composition says is right (fix_doc): a config group's option set as a
+        key of a section (`actor_rollout_ref.actor.model_engine=megatron`) becomes the group's
+        choice (`model_engine=megatron`); keys that another option or root config has, none; `+` where the key may be added (a
         field of the dataclass its section becomes, absent from the YAML; a new key of a dict-typed
         field with no existing key close to it); the one existing key a typo means, where `+` would
         not do. A close key that is no typo (grad_offload and param_offload) is a hint, never a fix."""
         from ..policy.config_field import addable
 
+        key, cause = problem.key, problem.cause
+        if isinstance(cause, GroupCause) and cause.misplaced:
+            return Fix.rename_key(text, key, cause.group)
+        if cause is not None:
+            return None
         status = addable(source, tree, key)
         if status == "field" or status == "open" and not close_keys(tree, key, 1):
             return Fix.add_plus(text, key)
