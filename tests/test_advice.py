@@ -76,7 +76,12 @@ def test_a_group_choice_set_as_a_sections_key_is_one_finding_at_it_with_its_fix(
     assert f["key"] == "actor_rollout_ref.actor.model_engine" and len(f["related"]) == 2, f
     assert "set model_engine=megatron in its place" in f["message"]
     assert "remove 'actor_rollout_ref.actor.fsdp_config.param_offload', which only model_engine=dp has" in f["message"]
-    main(["--no-cache", "--fix", str(tmp_path / "run.sh")])
+    main(["--no-cache", "--fix", str(tmp_path / "run.sh")])  # megatron drops the FSDP key: unsafe, not applied
+    assert "actor.model_engine=megatron" in (tmp_path / "run.sh").read_text()
+    assert "unsafe: model_engine=megatron makes 'actor_rollout_ref.actor.fsdp_config.param_offload' fail" in (
+        capsys.readouterr().out
+    )
+    main(["--no-cache", "--fix", "--unsafe-fixes", str(tmp_path / "run.sh")])
     capsys.readouterr()
     assert (tmp_path / "run.sh").read_text().startswith("python3 -m verl.trainer.main_ppo model_engine=megatron ")
     # the option already composed, or a value that is no option of the group: no such advice

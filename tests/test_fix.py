@@ -244,6 +244,53 @@ def test_the_cache_never_returns_the_result_of_the_file_before_it_was_fixed(work
     assert code == 0 and "override-append-existing" not in out, out
 
 
+GDN_TWICE = """\
+#!/usr/bin/env bash
+DEVICE=${DEVICE:-gpu}
+ARGS=(
+  algorithm.adv_estimator=grpo model_engine=megatron actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1
+  actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1
+  +actor_rollout_ref.actor.megatron.override_transformer_config.use_ascend_gdn=True
+)
+if [ "$DEVICE" = npu ] && [ "${USE_MINDSPEED_BRIDGE:-False}" = True ]; then
+  ARGS+=(+actor_rollout_ref.actor.megatron.override_transformer_config.use_triton_gdn=False)
+  ARGS+=(+actor_rollout_ref.actor.megatron.override_transformer_config.use_ascend_gdn=True)
+fi
+python3 -m verl.trainer.main_ppo "${ARGS[@]}"
+"""
+
+
+def test_a_fix_whose_word_depends_on_another_findings_word_is_unsafe(tmp_path, capsys):
+    """Issue 44, item 5: an ungated `+...use_ascend_gdn=True` (line 6, its own gdn-flag-gate
+    finding) and the gated one (line 10) that collides with it. Dropping line 11's `+` is what
+    Hydra's message says, but line 6 is the mistake: once it goes, line 10 needs its `+` again.
+    The fix is unsafe: --fix and --diff leave it and say why; --unsafe-fixes applies it."""
+    script = tmp_path / "run.sh"
+    script.write_text(GDN_TWICE)
+    code, out, err = run(capsys, "--no-cache", script.as_posix())
+    assert "run.sh:10:10: error: Could not append to config" in out and "(see also line 6)" in out, out
+    assert "run.sh:6:3: warning:" in out and "[gdn-flag-gate]" in out
+    code, out, err = run(capsys, "--no-cache", "--diff", script.as_posix())
+    assert (code, out) == (0, ""), out
+    assert (
+        f"{script}:10:10: note: not fixed [override-append-existing]: unsafe: line 6, which this finding involves, "
+        "has another finding [gdn-flag-gate] (--unsafe-fixes applies it)"
+    ) in err
+    code, out, err = run(capsys, "--no-cache", "--fix", script.as_posix())
+    assert script.read_text() == GDN_TWICE and "fixed 0 findings in 0 files" in out
+    code, out, err = run(capsys, "--no-cache", "--diff", "--unsafe-fixes", script.as_posix())
+    assert code == 1 and "+  ARGS+=(actor_rollout_ref.actor.megatron.override_transformer_config.use_ascend_gdn=True)" in out
+    # with no ungated line, the same `+` on an item verl's config has is a safe fix, applied
+    script.write_text(GDN_TWICE.replace("  +actor_rollout_ref.actor.megatron.override_transformer_config.use_ascend_gdn=True\n)", "  +trainer.total_epochs=2\n)"))
+    code, out, err = run(capsys, "--no-cache", "--fix", script.as_posix())
+    assert "fixed 1 finding in 1 file" in out and "  trainer.total_epochs=2\n" in script.read_text(), out
+
+
+def test_unsafe_fixes_goes_with_fix_or_diff(capsys):
+    code, out, err = run(capsys, "--unsafe-fixes", os.path.join(FIX, SCRIPTS[0]))
+    assert code == 2 and "--unsafe-fixes goes with --fix or --diff" in err
+
+
 def test_fix_refuses_standard_input(capsys):
     code, out, err = run(capsys, "--fix", "-")
     assert code == 2 and out == ""

@@ -216,6 +216,24 @@ async def test_open_fix_change_hover(client: LanguageClient, workspace):
     assert blank is None
 
 
+async def test_an_unsafe_fix_is_offered_saying_why_and_not_preferred(client: LanguageClient, workspace):
+    """Issue 44, item 5, in the editor: the quick fix --fix leaves as unsafe says why in its title."""
+    from test_fix import GDN_TWICE
+
+    uri = _open(client, workspace / "plain" / "gdn_twice.sh", GDN_TWICE)
+    diagnostics = await _published(client, uri, 1)
+    append = next(d for d in diagnostics if d.code == "override-append-existing")
+    (action,) = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=append.range,
+            context=types.CodeActionContext(diagnostics=[append]),
+        )
+    )
+    assert action.title.endswith("(unsafe: line 6, which this finding involves, has another finding [gdn-flag-gate])")
+    assert action.is_preferred is False
+
+
 async def test_changes_are_checked_at_their_newest_version(client: LanguageClient, workspace):
     """Changes sent one after the other, none awaited: the last publish is of the last version and
     its text; no publish goes back to an older version than one already published."""

@@ -372,6 +372,8 @@ def validate(args, argv=None) -> int:
     the command line, under which a start finds the kept report again (command_memo.py)."""
     if args.fix and "-" in args.paths:
         raise UsageError("--fix cannot rewrite standard input (-); --diff shows the changes")
+    if getattr(args, "unsafe_fixes", False) and not (args.fix or args.diff):
+        raise UsageError("--unsafe-fixes goes with --fix or --diff")
     start = time.perf_counter()
     run = setup(args)
     from .hydra_stage.tree import entry_origin
@@ -416,10 +418,10 @@ def validate(args, argv=None) -> int:
 
     tree = Tree.of(args.paths)
     if args.diff:
-        return _diff(results, unreadable, run.opts, tree)
+        return _diff(results, unreadable, run.opts, tree, args.unsafe_fixes)
     fix_lines: list[str] = []
     if args.fix and not unreadable:
-        results, unreadable, fix_lines, failed = _fix(results, check, tree, run.opts.max_bytes)
+        results, unreadable, fix_lines, failed = _fix(results, check, tree, run.opts.max_bytes, args.unsafe_fixes)
         if failed:
             unreadable = [*unreadable, *failed]
     findings = [f for r in results for f in r.findings]
@@ -499,7 +501,7 @@ def _write(out: str, fmt: str, results, args) -> str:
     return written
 
 
-def _fix(results, check, tree, max_bytes: int):
+def _fix(results, check, tree, max_bytes: int, unsafe_fixes: bool):
     """--fix: write the plan's changes, check again, repeat until nothing changes (ruff's loop).
     (results, unreadable, report lines, write failures): the results are those of the fixed files.
     Only files inside `tree` (the paths given) are written; the edits of others are refused."""
@@ -508,7 +510,7 @@ def _fix(results, check, tree, max_bytes: int):
 
     fixed, changed, failed, unreadable = 0, set(), [], []
     for _ in range(MAX_FIX_PASSES):
-        plan = fix.plan(results, tree.refuses)
+        plan = fix.plan(results, tree.refuses, unsafe_fixes)
         made, problems = _changes(plan, _digests(results), max_bytes)
         failed += problems
         written = set()
@@ -530,17 +532,17 @@ def _fix(results, check, tree, max_bytes: int):
         results, unreadable = check()
         plan = None
     if plan is None:  # the passes ran out: the refusals of the results checked last
-        plan = fix.plan(results, tree.refuses)
+        plan = fix.plan(results, tree.refuses, unsafe_fixes)
     lines = [*console.refusals(plan), console.fixed(fixed, len(changed))]
     return results, unreadable, lines, failed
 
 
-def _diff(results, unreadable, opts, tree) -> int:
+def _diff(results, unreadable, opts, tree, unsafe_fixes: bool) -> int:
     """--diff: the changes one pass of --fix would make, as a unified diff on standard output;
     what it would fix and what it refuses on standard error. Exit 1 when there is a change."""
     from . import fix
 
-    plan = fix.plan(results, tree.refuses)
+    plan = fix.plan(results, tree.refuses, unsafe_fixes)
     made, problems = _changes(plan, _digests(results), opts.max_bytes, opts.stdin)
     for path in sorted(made):
         sys.stdout.write(_unified_diff(path, *made[path][:2]))

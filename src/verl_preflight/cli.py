@@ -143,6 +143,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print the changes --fix would make as a unified diff, write nothing (exit 1 when there are any)",
     )
+    p.add_argument(
+        "--unsafe-fixes",
+        action="store_true",
+        help="with --fix or --diff: also the fixes that hold but that another finding of the run touches "
+        "(the report names them and why)",
+    )
     p.add_argument("--explain", metavar="RULE", help="print a rule's documentation")
     p.add_argument("--list-rules", action="store_true", help="list every rule with its severity")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")

@@ -36,6 +36,7 @@ class Fix:
     key: str | None = None  # the key of the override it repairs (a fix is matched by place and key)
     edit: SourceEdit | None = None
     refused: str | None = None
+    unsafe: str | None = None  # why the rule cannot promise the script is right after it (applied with --unsafe-fixes)
 
     @staticmethod
     def drop_plus(text: str, key: str) -> Fix | None:

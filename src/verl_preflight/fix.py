@@ -15,6 +15,13 @@ A fix is applied only when it holds everywhere its word goes: every launch, in
 every profile (and every script, `plan`), that receives the word must report
 the same finding with the same rewrite. Otherwise it is refused and says why.
 Profiles the run did not see (a capped or an unfinished evaluation) refuse all.
+
+A fix that holds is safe, and applied, only when nothing else of the run is said about the
+words it depends on: no other finding at its word, none at the overrides its finding names as
+related (the earlier `+key` a duplicate `+key` collides with), no other finding naming its word
+as related, and no doubt of its rule's own (`Fix.unsafe`: the repair makes another key fail).
+Otherwise it is unsafe (ruff's term): `--unsafe-fixes` applies it, and without that flag the
+report says why it was left.
 """
 
 from __future__ import annotations
@@ -143,21 +150,24 @@ class Plan:
     edits: dict = field(default_factory=dict)  # path -> [SourceEdit] in file order, none overlapping
     fixed: list = field(default_factory=list)  # findings whose edit is in the plan
     refused: list = field(default_factory=list)  # (finding, why)
+    unsafe: list = field(default_factory=list)  # (finding, why): edits that hold but were not asked for
 
     def __bool__(self) -> bool:
         return bool(self.edits)
 
 
-def plan(results, refuses=None) -> Plan:
+def plan(results, refuses=None, unsafe_fixes: bool = False) -> Plan:
     """The edits the findings of a run ask for, where every script that passes the word agrees;
     `refuses(path)`: why a file may not be written, or None (fix_files.Tree.refuses), asked once
-    per file: its findings are refused with that reason."""
+    per file: its findings are refused with that reason. Unsafe edits (`why_unsafe`) only with
+    `unsafe_fixes`."""
     asked: dict[tuple, set[int]] = defaultdict(set)
     for i, r in enumerate(results):
         for f in r.findings:
             if f.fix is not None and f.fix.edit is not None:
                 asked[(_word_key(f.path, f.line, f.column), _edit_key(f.fix.edit))].add(i)
     reached = [{_word_key(*w) for w in r.reached} for r in results]
+    said = said_of(results)
     out = Plan()
     chosen: dict[str, dict[SourceEdit, list]] = defaultdict(dict)
     names: dict[str, str] = {}  # a file's real path -> the name its edits go by (the first reported)
@@ -175,6 +185,10 @@ def plan(results, refuses=None) -> Plan:
             if others:
                 out.refused.append((f, f"{others[0]} also passes this word to verl, and there this fix does not hold"))
                 continue
+            doubt = why_unsafe(f, said)
+            if doubt is not None and not unsafe_fixes:
+                out.unsafe.append((f, doubt))
+                continue
             name = names.setdefault(_edit_key(f.fix.edit)[0], f.fix.edit.path)
             if name not in barred:
                 barred[name] = refuses(name) if refuses is not None else None
@@ -184,6 +198,7 @@ def plan(results, refuses=None) -> Plan:
             if name != f.fix.edit.path:  # one file, one list of edits made in one write
                 f = replace(f, fix=replace(f.fix, edit=replace(f.fix.edit, path=name)))
             chosen[name].setdefault(f.fix.edit, []).append(f)
+    out.unsafe = list({(id(f), why): (f, why) for f, why in out.unsafe}.values())
     for path, by_edit in chosen.items():
         kept: list[SourceEdit] = []
         for edit in sorted(by_edit, key=lambda e: (e.start, e.end)):
@@ -195,3 +210,36 @@ def plan(results, refuses=None) -> Plan:
     return out
 
 
+
+
+def said_of(results) -> dict:
+    """What the run says at each word: word -> [(finding, the words it names as related)], of
+    every finding but the notes (info)."""
+    out: dict = defaultdict(list)
+    for r in results:
+        for f in r.findings:
+            if f.severity == "info" or not f.line:
+                continue
+            out[_word_key(f.path, f.line, f.column)].append(f)
+            for path, line, col, _key in f.related:
+                out[_word_key(path, line, col)].append(f)
+    return out
+
+
+def why_unsafe(f, said: dict) -> str | None:
+    """Why applying `f`'s fix may leave the script wrong, or None (module docstring): the rule's
+    own doubt, another finding at its word, or at a word its finding or the other depends on."""
+    if f.fix.unsafe:
+        return f.fix.unsafe
+    mine = (f.rule, f.key)
+    own = (f.path, f.line, f.column)
+    for path, line, col in [own] + [(path, line, col) for path, line, col, _key in f.related]:
+        for g in said.get(_word_key(path, line, col), ()):
+            if (g.rule, g.key) == mine:
+                continue
+            if (path, line, col) != own:
+                return f"line {line}, which this finding involves, has another finding [{g.rule}]"
+            if (g.path, g.line, g.column) == own:
+                return f"another finding is at this word [{g.rule}]"
+            return f"the finding at line {g.line} [{g.rule}] involves this word"
+    return None

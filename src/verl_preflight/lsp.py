@@ -385,6 +385,9 @@ class Server:
             "info": types.DiagnosticSeverity.Information,
         }
         everyone = [p.profile for p in result.profiles]
+        from .fix import said_of, why_unsafe
+
+        said = said_of([result])
 
         def uri_of(p: str) -> str:
             return uri if p == path else open_paths.get(p) or _file_uri(p)
@@ -415,10 +418,13 @@ class Server:
                 text_edit = types.TextEdit(
                     range=self._bytes(files, target, edit.start, edit.end), new_text=edit.replacement
                 )
+                unsafe = why_unsafe(f, said)
                 title = editor.fix_title(
-                    f.rule, data[edit.start : edit.end].decode("utf-8", "replace"), edit.replacement
+                    f.rule, data[edit.start : edit.end].decode("utf-8", "replace"), edit.replacement, unsafe
                 )
-                checked.fixes.setdefault(uri_of(where), []).append((diagnostic, uri_of(target), text_edit, title))
+                checked.fixes.setdefault(uri_of(where), []).append(
+                    (diagnostic, uri_of(target), text_edit, title, unsafe is None)
+                )
 
     # ---- positions: the validator's 1-based line and character column, the client's units ------------
 
@@ -502,7 +508,7 @@ class Server:
             origin_doc = self._doc(origin)
             if origin_doc is None or origin_doc.version != checked.version:
                 continue  # changed since: its check is on the way
-            for diagnostic, target, text_edit, title in checked.fixes.get(uri, ()):
+            for diagnostic, target, text_edit, title, safe in checked.fixes.get(uri, ()):
                 if not _overlaps(diagnostic.range, params.range) or (title, target) in titles:
                     continue
                 titles.add((title, target))
@@ -516,7 +522,7 @@ class Server:
                         title=title,
                         kind=types.CodeActionKind.QuickFix,
                         diagnostics=[diagnostic],
-                        is_preferred=True,
+                        is_preferred=safe,  # an unsafe fix is offered, never the one applied unasked
                         edit=self._workspace_edit(target, version, text_edit),
                     )
                 )

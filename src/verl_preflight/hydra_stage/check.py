@@ -70,7 +70,7 @@ def check_overrides(cache, config_name: str, overrides: list[str], remedy=no_rem
     tree = snap["tree"]
     out = []
     keys = [records[i]["key"] for i in value_idx if records[i]["key"] and records[i].get("kind") == "change"]
-    folded = _folded(cache, config_name, group_lines, found, tree, overrides, keys)
+    folded = _set_before(_folded(cache, config_name, group_lines, found, tree, overrides, keys), records)
     for p in _in_another_root(cache, config_name, group_lines, folded, keys):
         if p.index is not None and p.key:
             fix, message = remedy(p, overrides[p.index], tree, cache.source)
@@ -112,6 +112,21 @@ def _folded(
     for cause, group in by_cause.items():
         found = _fold(found, group, replace(cause, keys=tuple(q.key for q in group)))
     return found
+
+
+def _set_before(found: list[Problem], records) -> list[Problem]:
+    """A `+key=v` on an item that an earlier override of the launch set (not verl's config):
+    those overrides are related, for the mistake may be theirs (an ungated `+key` before the
+    gated one)."""
+    out = []
+    for p in found:
+        if p.kind is HydraKind.APPEND_EXISTING and p.index is not None and p.key and not p.related:
+            earlier = tuple(
+                j for j in range(p.index) if records[j]["key"] == p.key and records[j].get("kind") != "delete"
+            )
+            p = replace(p, related=earlier) if earlier else p
+        out.append(p)
+    return out
 
 
 def _misplaced_choice(cache, config_name: str, group_lines: tuple, key: str, text: str) -> GroupCause | None:

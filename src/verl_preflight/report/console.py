@@ -55,8 +55,11 @@ def unread_profile_keys(results, pinned) -> list[str]:
 
 
 def refusals(plan) -> list[str]:
-    """A note for each fixable finding whose fix is not applied, and why."""
-    return [f"{f.path}:{f.line}:{f.column}: note: not fixed [{f.rule}]: {why}" for f, why in plan.refused]
+    """A note for each fixable finding whose fix is not applied, and why (refused, or unsafe)."""
+    return [f"{f.path}:{f.line}:{f.column}: note: not fixed [{f.rule}]: {why}" for f, why in plan.refused] + [
+        f"{f.path}:{f.line}:{f.column}: note: not fixed [{f.rule}]: unsafe: {why} (--unsafe-fixes applies it)"
+        for f, why in plan.unsafe
+    ]
 
 
 def fixed(findings: int, files: int) -> str:

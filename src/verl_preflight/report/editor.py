@@ -16,13 +16,15 @@ def not_checked(why: str) -> str:
     return f"validate-scripts could not check this script: {why}"
 
 
-def fix_title(rule: str, old: str, new: str) -> str:
-    """A quick fix, by the exact text it changes."""
+def fix_title(rule: str, old: str, new: str, unsafe: str | None = None) -> str:
+    """A quick fix, by the exact text it changes; an unsafe one (fix.why_unsafe) says why."""
     if not old:
-        return f"{rule}: insert `{new}`"
-    if not new:
-        return f"{rule}: delete `{old}`"
-    return f"{rule}: replace `{old}` with `{new}`"
+        title = f"{rule}: insert `{new}`"
+    elif not new:
+        title = f"{rule}: delete `{old}`"
+    else:
+        title = f"{rule}: replace `{old}` with `{new}`"
+    return f"{title} (unsafe: {unsafe})" if unsafe else title
 
 
 def hover(key: str, rows) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from functools import lru_cache
 
 from ...edits import Fix
@@ -42,7 +43,8 @@ class OverrideMissingKey(Rule):
         "with no existing key close to it. A misspelt key with exactly one close existing key, where `+` "
         "would not do (the dataclass has no such field, or no dataclass owns the section), becomes that key. "
         "A config group's option set as a key of a section becomes the group's choice "
-        "(`actor_rollout_ref.actor.model_engine=megatron` -> `model_engine=megatron`). "
+        "(`actor_rollout_ref.actor.model_engine=megatron` -> `model_engine=megatron`); unsafe (applied with "
+        "--unsafe-fixes) where the launch sets a key that option lacks. "
         "Anything else (two close keys, a dict-typed field with a close key, a type the tool cannot read) "
         "is left to you."
     )
@@ -112,7 +114,11 @@ class OverrideMissingKey(Rule):
 
         key, cause = problem.key, problem.cause
         if isinstance(cause, GroupCause) and cause.misplaced:
-            return Fix.rename_key(text, key, cause.group)
+            fix = Fix.rename_key(text, key, cause.group)
+            if fix is not None and cause.lost:
+                lost = ", ".join(f"'{k}'" for k in cause.lost)
+                fix = replace(fix, unsafe=f"{cause.group}={cause.option} makes {lost} fail; remove it first")
+            return fix
         if cause is not None:
             return None
         status = addable(source, tree, key)
