@@ -273,7 +273,7 @@ def test_forks_that_end_alike_are_one_profile(tmp_path):
         "python3 -m verl.trainer.main_ppo trainer.nnodes=$N\n"
     )
     (outcomes,) = prof.collapse([evaluate(parse_script(str(path), path.read_bytes()), {}, set(), launch_of)], collapse_key)
-    assert [[str(a) for a in o.assumptions] for o in outcomes] == [["[nvidia-smi] is true"], ["[nvidia-smi] is false"]]
+    assert [[str(a) for a in o.assumptions] for o in outcomes] == [["`nvidia-smi` succeeds"], ["`nvidia-smi` fails"]]
     assert len(validate_script(str(path), None, Options()).profiles) == 2
 
 

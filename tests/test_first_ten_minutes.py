@@ -134,6 +134,15 @@ def test_text_report_says_what_passed_unchecked(tmp_path, capsys):
     assert code == 0 and "0 scripts, 0 profiles, 0 launches" in out
 
 
+def test_quiet_ends_with_what_its_findings_were_checked_against(tmp_path, capsys):
+    """Issue 44, item 6: --quiet prints the findings, then one line naming the verl."""
+    script = write(tmp_path, "run.sh", "python3 -m verl.trainer.main_ppo trainer.totl_epochs=3\n")
+    code, out, _ = run(capsys, "--no-cache", "--quiet", script)
+    lines = out.splitlines()
+    assert code == 1 and len(lines) == 2 and "[override-missing-key]" in lines[0], out
+    assert re.fullmatch(r"validate-scripts: checked against verl \S+ \(\w+\) \(1 launch\)", lines[1]), lines[1]
+
+
 def test_the_working_directory_given_as_dot_is_not_called_empty(tmp_path, capsys, monkeypatch):
     write(tmp_path, "nolaunch.sh", "#!/bin/bash\necho hello\n")
     monkeypatch.chdir(tmp_path)

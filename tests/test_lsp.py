@@ -204,6 +204,7 @@ async def test_open_fix_change_hover(client: LanguageClient, workspace):
     assert "actor_rollout_ref.actor.megatron.tensor_model_parallel_size" in hover.contents.value
     assert "DEVICE=gpu → `4`" in hover.contents.value
     assert "DEVICE=npu → `2`" in hover.contents.value
+    assert hover.contents.value.splitlines()[-1].startswith("Checked against verl ")  # and what it met
     assert hover.range.start == types.Position(line=n, character=4)
 
     # a word that is no override has no hover

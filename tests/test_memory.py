@@ -303,7 +303,7 @@ def rendered(capsys) -> dict:
     for line in capsys.readouterr().out.splitlines():
         m = re.match(r"^# (\S+) \[(.*)\]: ", line)
         if m:
-            profile = (m.group(1).rsplit("/", 1)[-1], ",".join(sorted(m.group(2).split(" "))) or "default")
+            profile = (m.group(1).rsplit("/", 1)[-1], ",".join(sorted(m.group(2).split(", "))) or "default")
             continue
         m = re.match(r"^#     actor update, worst stage (\d+)/(\d+) .* = ([\d.]+) GB of ([\d.]+) GB$", line)
         if m:

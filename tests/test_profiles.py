@@ -273,3 +273,48 @@ def test_the_exit_line_is_where_bash_exits(tmp_path):
     (outcome,) = evaluate(parse_script(path, text.encode()), {}, set(), launch_of)
     where, why, via = outcome.ended
     assert (where.line, why, via[0], via[1].line) == (3, "`exit 3`", "usage", 5)
+
+
+@pytest.mark.parametrize(
+    "condition,truth,words",
+    [
+        ('[ "${VERL_USE_UV:-1}" != 0 ] && [ "${DEVICE:-gpu}" = gpu ]', True, "VERL_USE_UV!=0, DEVICE=gpu or unset"),
+        ('[ -z "${DUMMY_MODEL_CONFIG_PATH}" ]', True, "DUMMY_MODEL_CONFIG_PATH empty"),
+        ('[ -z "$N_NODES" ] || [ -z "$N_GPUS" ]', False, "N_NODES set, N_GPUS set"),
+        ('[[ -n "$SLURM_SUBMIT_DIR" && -d "$SLURM_SUBMIT_DIR" ]]', True, "SLURM_SUBMIT_DIR set, $SLURM_SUBMIT_DIR is a folder"),
+        ("[ $SPLIT_EXIT_CODE -eq 0 ]", False, "SPLIT_EXIT_CODE!=0"),
+        ("nvidia-smi > /dev/null 2>&1", True, "`nvidia-smi` succeeds"),
+        ("! nvidia-smi >/dev/null", False, "`nvidia-smi` succeeds"),
+        ('[ "$file_size" -lt "$min_size" ]', False, '[[ "$file_size" -lt "$min_size" ]] is false'),  # as written
+    ],
+)
+def test_a_profile_names_its_conditions_in_the_words_of_the_scripts_switches(condition, truth, words):
+    """Issue 44, item 6: `[ "${VERL_USE_UV:-1}" != 0 ] && ... is true` read as the switches say it."""
+    from verl_preflight.values import Assumption
+
+    shown = str(Assumption(condition, "true" if truth else "false"))
+    assert shown == words.replace("[[", "[").replace("]]", "]")
+
+
+def test_a_profile_label_drops_a_condition_on_a_switch_it_sets():
+    from verl_preflight.values import Assumption, Profile
+
+    profile = Profile.of(
+        {"VERL_USE_UV": "1", "DEVICE": None},
+        [Assumption('[ "${VERL_USE_UV:-1}" != 0 ]', "true"), Assumption('[ "${DEVICE:-gpu}" = gpu ]', "true")],
+    )
+    assert profile.describe() == "VERL_USE_UV=1, DEVICE unset, DEVICE=gpu or unset"
+
+
+def test_rejected_profiles_are_one_note_a_script():
+    """Issue 44, item 6: a script's rejected profiles in one note, the list bounded (JSON has them all)."""
+    from verl_preflight.report.text import MAX_LISTED, _some_profiles
+    from verl_preflight.values import Profile
+
+    three = [Profile.of({"MODE": m}) for m in "abc"]
+    assert _some_profiles(three, "is rejected", "are rejected") == "3 profiles are rejected (MODE=a; MODE=b; MODE=c)"
+    assert _some_profiles(three[:1], "is rejected", "are rejected") == "profile MODE=a is rejected"
+    many = [Profile.of({"A_LONG_SWITCH_NAME": str(n), "ANOTHER_ONE": "x"}) for n in range(40)]
+    said = _some_profiles(many, "is rejected", "are rejected")
+    assert said.startswith("40 profiles are rejected (A_LONG_SWITCH_NAME=0, ANOTHER_ONE=x; ") and said.endswith(" more)")
+    assert len(said) < MAX_LISTED + 60

@@ -383,7 +383,7 @@ def test_render_summary_shows_the_numbers_computed_here(capsys):
         for line in capsys.readouterr().out.splitlines():
             m = re.match(r"^# (\S+) \[(.*)\]: ", line)
             if m:
-                profile = (m.group(1), ",".join(sorted(m.group(2).split(" "))))
+                profile = (m.group(1), ",".join(sorted(m.group(2).split(", "))))
             m = re.match(r"^#     rollout: weights ([\d.]+) ", line)
             if m:
                 rendered.setdefault(profile, {})["rollout"] = float(m.group(1))

@@ -103,7 +103,7 @@ def test_a_script_that_names_no_device_is_judged_on_neither_side(tmp_path, capsy
         ("export HCCL_CONNECT_TIMEOUT=1200\n", "run.sh", "HCCL_CONNECT_TIMEOUT exported"),
         ("export VLLM_ASCEND_ENABLE_NZ=0\n", "run.sh", "VLLM_ASCEND_ENABLE_NZ exported"),
         ("source /usr/local/Ascend/ascend-toolkit/set_env.sh\n", "run.sh", "the script sources CANN's set_env.sh"),
-        ("", "run_qwen3_8b_npu.sh", "the path names it: run_qwen3_8b_npu"),
+        ("", "run_qwen3_8b_npu.sh", "its file name"),
         ("# Qwen3-8B GRPO, run on Ascend 910\n", "run.sh", "the header names it (line 2)"),
         (f"A=(+{OTC}.use_fused_rmsnorm=True)\n", "run.sh", "override_transformer_config.use_fused_rmsnorm"),
         (f"A=(+{OTC}.use_ascend_gdn=True)\n", "run.sh", "override_transformer_config.use_ascend_gdn"),

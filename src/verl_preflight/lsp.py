@@ -74,6 +74,7 @@ class Checked:
     launches: list = field(default_factory=list)  # (profile label, module, line, [(path, Loc, key, value)])
     deps: set = field(default_factory=set)  # absolute paths of the files it read
     logs: list = field(default_factory=list)  # (MessageType name, text), sent by the loop
+    against: list = field(default_factory=list)  # `checked against verl 0.9.1 (installed) (2 launches)`, ...
 
 
 def _norm(path: str) -> str:
@@ -346,7 +347,8 @@ class Server:
         result = results[0]
         from .report.targets import verls_lines
 
-        for said in verls_lines(results):  # what this check was checked against, in the editor's log
+        checked.against = verls_lines(results)
+        for said in checked.against:  # what this check was checked against, in the editor's log and hovers
             checked.logs.append(("Info", f"{path}: {said}"))
         findings = application._reseverity(result.findings, args.severity)
         files = Files(buffers, opts.max_bytes)
@@ -557,7 +559,7 @@ class Server:
         node, offset = script.word_at(Loc(path, at.line + 1, at.character + 1))
         if node is None or node.type == "program" or not node.start_byte <= offset < node.end_byte:
             return None
-        rows, key = [], None
+        rows, key, against = [], None, []
         origins = [uri, *(o for o in self.checked if o != uri)]  # the document's own check first
         for origin in origins:
             checked = self.checked.get(origin)
@@ -577,6 +579,7 @@ class Server:
                 other = last[1].line if last not in here else None
                 rows.append((label, last[3], other, (module, line)))
             if key is not None:
+                against = checked.against
                 break
         if key is None or not any(value is not None for _, value, _, _ in rows):
             return None
@@ -589,7 +592,7 @@ class Server:
         )
         self._log("Log", f"hover: {editor.hover_summary(key, rows)}")
         return types.Hover(
-            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=editor.hover(key, rows)), range=span
+            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=editor.hover(key, rows, against)), range=span
         )
 
 

@@ -399,9 +399,9 @@ class ScriptSignals:
 def _named_ascend(path: str, text: str) -> Device | None:
     if path != "-":
         parts = os.path.normpath(os.path.abspath(path)).split(os.sep)[-3:]
-        for part in parts:
+        for n, part in enumerate(parts):
             if _ASCEND_WORD.search(part.replace(".sh", "")):
-                return Device(NPU, f"the path names it: {part}")
+                return Device(NPU, "its file name" if n == len(parts) - 1 else f"its folder {part}")
     for number, line in enumerate(text.splitlines()[:30], start=1):
         stripped = line.strip()
         if stripped and not stripped.startswith("#"):

@@ -9,6 +9,7 @@ stage either handles it as unknown or shows what the script wrote.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 
@@ -90,11 +91,76 @@ class Assumption:
                 return f"{self.subject} set"
             n = self.values[0]
             return f"{n} positional argument{'s' if n != 1 else ''}"
+        words = condition_words(self.subject, self.relation == "true")
+        if words is not None:
+            return ", ".join(text for _name, text in words)
         subject = self.subject if self.subject.startswith("[") else f"[{self.subject}]"
         return f"{subject} is {self.relation}"
 
+    def names(self) -> set:
+        """The variables this assumption speaks of (a condition's, where its words are known)."""
+        if self.relation in ("true", "false"):
+            words = condition_words(self.subject, self.relation == "true")
+            return {name for name, _text in words or () if name}
+        return {self.subject}
+
     def as_json(self) -> dict:
         return {"subject": self.subject, "relation": self.relation, "values": list(self.values)}
+
+
+_OPERAND = re.compile(r'^"?\$\{?(?P<v>[A-Za-z_]\w*)(?::?-(?P<v_default>[^}]*))?\}?"?$')
+_UNARY = re.compile(r"^(?P<neg>!\s+)?-(?P<op>[zndfe])\s+(?P<arg>\S+)$")
+_BINARY = re.compile(r"^(?P<left>\S+)\s+(?P<op>==?|!=|-eq|-ne)\s+(?P<right>\S+)$")
+_PATH_WORDS = {"d": ("{0} is a folder", "no folder {0}"), "f": ("{0} is a file", "no file {0}"),
+               "e": ("{0} exists", "no {0}")}
+
+
+def condition_words(subject: str, truth: bool) -> list | None:
+    """A condition the evaluator assumed, in the words of the script's switches: [(variable or
+    None, text)], as `[ -z "$X" ]` true is `X empty`, `[ "${DEVICE:-gpu}" = npu ]` false is
+    `DEVICE!=npu`, a command that is true `nvidia-smi succeeds`; `A && B` true (`A || B`
+    false) each part. None for a form it does not put in words (shown as written)."""
+    text = subject.strip()
+    if text.endswith("..."):
+        return None
+    if text.startswith("! ") and not text.startswith("! -"):
+        return condition_words(text[2:], not truth)
+    joint = " && " if truth else " || "
+    if text.startswith("[[ ") and text.endswith(" ]]") and text.count("]]") == 1 and joint in text:
+        return condition_words(joint.join(f"[ {part} ]" for part in text[3:-3].split(joint)), truth)
+    if joint in text and text.count("[") == text.count("]"):
+        parts = [condition_words(part, truth) for part in text.split(joint)]
+        return None if any(p is None for p in parts) else [w for p in parts for w in p]
+    test = re.fullmatch(r"\[\[?\s+(.*?)\s+\]\]?", text)
+    if test is None:
+        command = re.sub(r"\s*[0-9&]?>\s*/dev/null|\s*2>&1", "", text)
+        if text.startswith("[") or any(c in command for c in "|&;`<>"):
+            return None
+        return [(None, f"`{command}` {'succeeds' if truth else 'fails'}")]
+    body = test.group(1)
+    unary = _UNARY.match(body)
+    if unary is not None:
+        truth = truth != bool(unary.group("neg"))
+        op, arg = unary.group("op"), unary.group("arg")
+        var = _OPERAND.match(arg)
+        if op in "zn":
+            if var is None:
+                return None
+            empty = truth == (op == "z")
+            return [(var.group("v"), f"{var.group('v')} {'empty' if empty else 'set'}")]
+        yes, no = _PATH_WORDS[op]
+        return [(None, (yes if truth else no).format(arg.strip('"')))]
+    binary = _BINARY.match(body)
+    if binary is None:
+        return None
+    left, right = _OPERAND.match(binary.group("left")), binary.group("right").strip("\"'")
+    if left is None or _OPERAND.match(binary.group("right")) is not None:
+        return None
+    name, default = left.group("v"), left.group("v_default")
+    equal = truth == (binary.group("op") in ("=", "==", "-eq"))
+    if equal:
+        return [(name, f"{name}={right}" + (f" or unset" if default == right else ""))]
+    return [(name, f"{name}!={right}")]
 
 
 def shared_assumptions(first: tuple, other: tuple) -> tuple:
@@ -132,8 +198,9 @@ class Profile:
         """The profile as reports name it: the switches that tell it apart, then its assumptions."""
         shown = self.env if self.label is None else self.label
         parts = [f"{k}={v}" if v is not None else f"{k} unset" for k, v in shown]
-        parts += dict.fromkeys(str(a) for a in self.assumptions)
-        return " ".join(parts) if parts else "default"
+        known = {k for k, v in self.env if v is not None}  # a condition on a set switch adds nothing
+        parts += dict.fromkeys(str(a) for a in self.assumptions if not (a.names() and a.names() <= known))
+        return ", ".join(parts) if parts else "default"
 
     def as_json(self) -> dict:
         return {"env": dict(self.env), "assumptions": [a.as_json() for a in self.assumptions]}

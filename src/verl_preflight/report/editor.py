@@ -27,10 +27,11 @@ def fix_title(rule: str, old: str, new: str, unsafe: str | None = None) -> str:
     return f"{title} (unsafe: {unsafe})" if unsafe else title
 
 
-def hover(key: str, rows) -> str:
+def hover(key: str, rows, against=()) -> str:
     """Markdown: what each profile hands verl for `key`. `rows`: (profile label, value or None
     (the word does not reach this profile's launch), the line of the word that sets it when
-    another word than the one under the cursor does, the launch: (module, line))."""
+    another word than the one under the cursor does, the launch: (module, line)); `against`:
+    what the check was checked against (targets.verls_lines), said last."""
     launches = list(dict.fromkeys(launch for *_, launch in rows))
     where = "; ".join(f"{module} at line {line}" for module, line in launches)
     out = [f"`{key}`: what verl gets ({where})", ""]
@@ -40,6 +41,8 @@ def hover(key: str, rows) -> str:
         else:
             later = f" (set again at line {other})" if other else ""
             out.append(f"- {label} → `{value}`{later}")
+    if against:
+        out += ["", "; ".join(against).capitalize()]
     return "\n".join(out)
 
 

@@ -19,12 +19,19 @@ def render(results, findings) -> str:
     from .targets import verls_lines
 
     # what the run checked against, once for each verl, as a notice
+    from .targets import in_brief
+
     lines = [f"::notice title=validate-scripts::{_data(said)}" for said in verls_lines(results)]
+    scripts = {r.path: r for r in results}
     for f in findings:
         where = f"file={_prop(f.path)},line={max(1, f.line)},col={max(1, f.column)}"
+        result = scripts.get(f.path)
+        everyone = [p.profile for p in result.profiles] if result is not None else None
         message = f.message
-        message += profile_text(f.profiles)
+        message += profile_text(f.profiles, everyone)
         for other in f.also:  # the same mistake, as other stacks or rules see it
-            message += f"\nalso {other.severity}{profile_text(other.profiles)}: {other.message} [{other.rule}]"
-        lines.append(f"::{COMMANDS.get(f.severity, 'warning')} {where},title={_prop(f.rule)}::{_data(message)}")
+            message += f"\nalso {other.severity}{profile_text(other.profiles, everyone)}: {other.message} [{other.rule}]"
+        brief = in_brief(result, f.profiles) if result is not None else ""
+        title = f"{f.rule} ({brief})" if brief else f.rule  # what it was checked against, in the title
+        lines.append(f"::{COMMANDS.get(f.severity, 'warning')} {where},title={_prop(title)}::{_data(message)}")
     return "\n".join(lines) + ("\n" if lines else "")

@@ -14,6 +14,29 @@ def profile_targets(result) -> dict:
     return out
 
 
+def in_brief(result, profiles) -> str:
+    """What the launches of `profiles` (a finding's; all of them for a script-wide one) were
+    checked against, in brief: `verl 0.9.1, npu` (the verls and devices they share, joined
+    with `/` where they differ); '' when none was checked."""
+    wanted = set(profiles) or {p.profile for p in result.profiles}
+    verls: list[str] = []
+    devices: list[str] = []
+    for p in result.profiles:
+        if p.profile not in wanted:
+            continue
+        for la in p.launches:
+            target = la.target
+            if target is None or getattr(target, "verl", None) is None:
+                continue
+            version = target.verl.verl_version or "(version not known)"
+            if f"verl {version}" not in verls:
+                verls.append(f"verl {version}")
+            kind = target.device.kind or "device not known"
+            if kind not in devices:
+                devices.append(kind)
+    return ", ".join(part for part in ("/".join(verls), "/".join(devices)) if part) if verls else ""
+
+
 def grouped(result) -> list[tuple[str, list]]:
     """[(target description, [profiles])] of one script, in the order first met."""
     groups: dict[str, list] = {}

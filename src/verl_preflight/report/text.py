@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .printable import escape
 
-MAX_PROFILE_TEXT = 240  # characters of a finding's profile description, at most
+MAX_PROFILE_TEXT = 100  # characters of a finding's profile description, at most (JSON lists them all)
 
 
 def profile_text(profiles, all_profiles=None) -> str:
@@ -112,17 +112,31 @@ def pass_notes(results, empty_folders=()) -> list[str]:
             lines.append(f"{r.path}: note: {no_launch.message}")
             continue
         used = {p.profile.env for p in r.profiles if any(a.relation == "given" for a in p.profile.assumptions)}
-        for p in r.profiles:
-            if p.status == "rejected" and p.profile.env in used:
-                continue  # the script stops at its guard here; followed as used correctly, it is checked
-            if p.status == "rejected":
-                lines.append(
-                    f"{r.path}: note: profile {p.profile.describe()} is rejected: the script exits by itself "
-                    "there, nothing to check"
-                )
-            elif p.status == "no-launch":
-                lines.append(f"{r.path}: note: profile {p.profile.describe()} runs no verl launch")
+        rejected = [p.profile for p in r.profiles if p.status == "rejected" and p.profile.env not in used]
+        idle = [p.profile for p in r.profiles if p.status == "no-launch"]
+        if rejected:  # (a profile that stops at a guard, followed as used correctly, is checked)
+            lines.append(f"{r.path}: note: {_some_profiles(rejected, 'is rejected', 'are rejected')}: the script "
+                         "exits by itself there, nothing to check")
+        if idle:
+            lines.append(f"{r.path}: note: {_some_profiles(idle, 'runs no verl launch', 'run no verl launch')}")
     return lines
+
+
+MAX_LISTED = 120  # characters of profile names a note lists; the rest are counted (JSON has them all)
+
+
+def _some_profiles(profiles, one: str, many: str) -> str:
+    """`profile A is rejected`, or `3 profiles are rejected (A; B; and 1 more)`: one note a script."""
+    names = list(dict.fromkeys(p.describe() for p in profiles))
+    if len(names) == 1:
+        return f"profile {names[0]} {one}"
+    shown: list[str] = []
+    for name in names:
+        if shown and len("; ".join([*shown, name])) > MAX_LISTED:
+            break
+        shown.append(name)
+    rest = len(names) - len(shown)
+    return f"{len(names)} profiles {many} ({'; '.join(shown)}{f'; and {rest} more' if rest else ''})"
 
 
 def target_lines(result, all_profiles) -> list[str]:
@@ -152,10 +166,12 @@ def render(
     if not quiet:
         lines += pass_notes(results, empty_folders)
     lines += fix_lines
-    if not quiet:
-        from .targets import verls_lines
+    from .targets import verls_lines
 
+    if not quiet:
         # what the run checked against, said once for each verl (also when it found nothing)
         lines += [f"validate-scripts: note: {said}" for said in verls_lines(results)]
         lines.append(summary(results, findings, seconds))
+    elif lines:  # --quiet: the findings, then in one line what they were checked against
+        lines.append("validate-scripts: " + "; ".join(verls_lines(results)))
     return "\n".join(lines) + ("\n" if lines else "")
