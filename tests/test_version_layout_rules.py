@@ -492,6 +492,21 @@ def test_training_tp_wider_than_a_node_is_a_warning(capsys, tmp_path, version):
     assert not findings(capsys, tmp_path, version, narrow, rule="parallelism", config_name="ppo_megatron_trainer")
 
 
+def test_a_tp_that_fails_to_divide_the_world_is_one_error_not_also_slow(capsys, tmp_path):
+    """Issue 44, item 6: TP 12 on one node of 8 fails (12 does not divide 8): one error, verl's
+    own assert, not also the warning that it runs slowly (it said both)."""
+    over = [
+        "algorithm.adv_estimator=grpo",
+        "actor_rollout_ref.model.path=/models/m",
+        "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=12",
+        "trainer.nnodes=1",
+        "trainer.n_gpus_per_node=8",
+    ]
+    got = findings(capsys, tmp_path, "0.9.1", over, config_name="ppo_megatron_trainer")
+    about = [f for f in got if f["rule"] == "parallelism" and "actor:" in f["message"]]
+    assert about == [] and [f for f in got if "must be divisible by model_parallel_size (12)" in f["message"]], got
+
+
 # ---- the evaluator ---------------------------------------------------------------------------------
 
 

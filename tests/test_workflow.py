@@ -144,7 +144,7 @@ def test_the_action_steps_run_as_written(tmp_path):
     bad = {**inputs, "PATHS": "tests/fixtures/regressions/use_mbridge_false.sh"}
     proc = _run(annotate["run"], {**env, **bad}, ROOT)
     assert proc.returncode == 1
-    assert "::error file=tests/fixtures/regressions/use_mbridge_false.sh,line=123,col=5,title=use-mbridge::" in proc.stdout
+    assert "::error file=tests/fixtures/regressions/use_mbridge_false.sh,line=123,col=5,title=use-mbridge (verl 0.9.1%2C npu)::" in proc.stdout
     work = tmp_path / "work"
     work.mkdir()
     proc = _run(sarif["run"], {**env, **{**bad, "PATHS": os.path.join(ROOT, bad["PATHS"])}}, str(work))

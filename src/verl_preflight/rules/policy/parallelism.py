@@ -82,19 +82,20 @@ class Parallelism(Rule):
         if None in (tp, pp, cp) or min(tp, pp, cp) < 1:
             return
         name = role.split(".")[-2]
-        if tp > per_node:
+        fails = bool(world % (tp * pp * cp))
+        if fails and not {f"{role}.{k}" for k in LAYOUT} <= said:
+            report(
+                f"{role}.tensor_model_parallel_size",
+                f"{name}: TP x PP x CP = {tp}x{pp}x{cp} = {tp * pp * cp} does not divide "
+                f"the world of {world} devices ({nnodes} node{'s' * (nnodes != 1)} x {per_node})",
+            )
+        if tp > per_node and not fails:  # (a layout that fails is said once, as failing)
             report(
                 f"{role}.tensor_model_parallel_size",
                 f"{name}: TP {tp} is wider than one node's {per_node} devices: each tensor-parallel group spans "
                 "nodes and every layer's all-reduce crosses the network between them (it runs, slowly); keep TP "
                 f"<= {per_node} and use PP or EP across nodes",
                 "warning",
-            )
-        if world % (tp * pp * cp) and not {f"{role}.{k}" for k in LAYOUT} <= said:
-            report(
-                f"{role}.tensor_model_parallel_size",
-                f"{name}: TP x PP x CP = {tp}x{pp}x{cp} = {tp * pp * cp} does not divide "
-                f"the world of {world} devices ({nnodes} nodes x {per_node})",
             )
         # with EP=1 and ETP following TP this is the TP x PP check again: report it once
         if ep and etp and (ep > 1 or etp_set) and world % (etp * ep * pp):
