@@ -5,7 +5,7 @@ layers, top to bottom (design.md, "Layers"):
 
     app       start, cli, application, runner, parallel, result_cache, report_memo, command_memo, settings,
               releases, discover, lsp, fix_files
-    pipeline  validate, options, results, fix, suppressions, reach, rendering
+    pipeline  validate, options, results, fix, suppressions, reach, rendering, value_origin
     report    report/                        formatting only
     rules     rules/                         each rule: id, doc, check or mapping, fix
     stages    target, target_config, hydra_stage/, launches, layout, memory, stack, machine (this machine's facts)
@@ -28,7 +28,7 @@ PACKAGE = "verl_preflight"
 LAYERS = [
     {"start", "cli", "application", "__main__", "runner", "parallel", "result_cache", "report_memo", "command_memo",
      "settings", "releases", "discover", "user_paths", "lsp", "fix_files"},
-    {"validate", "options", "results", "fix", "suppressions", "reach", "rendering"},
+    {"validate", "options", "results", "fix", "suppressions", "reach", "rendering", "value_origin"},
     {"report"},
     {"rules"},
     {"target", "target_config", "hydra_stage", "launches", "layout", "memory", "stack", "machine"},

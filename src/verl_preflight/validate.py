@@ -34,6 +34,7 @@ from .source import DEFAULT_MAX_BYTES, ReadError, Recorder, TooLarge, read_scrip
 from .target import Forced, ScriptSignals, decide
 from .target_config import project_root, search_of
 from .shell.notes import NoteKind
+from .value_origin import with_origins
 from .values import Assumption, Loc, Profile, Unknown, shown_path
 
 _STOPS = (NoteKind.INCOMPLETE, NoteKind.BUDGET)  # the notes that say where the evaluator stopped
@@ -178,6 +179,7 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
         result.profiles = [ProfileResult(p.profile, "incomplete", []) for p in result.profiles]
     scripts = {script.path: script, **{s.path: s for s in parsed.values()}}
     findings = fix.resolve(findings, checked, scripts, unseen, elsewhere)
+    findings = with_origins(findings, scripts, lambda rule: _traits(rule)[0])
     result.reached = {(f.loc.path, f.loc.line, f.loc.col) for la in checked for f in la.spec.argv if f.loc}
     result.reached |= {(loc.path, loc.line, loc.col) for loc in elsewhere}
     result.findings = one_per_mistake(merge_findings(suppressions.apply(findings, texts)), _traits)
