@@ -87,7 +87,7 @@ def folder(*parts: str) -> str | None:
 @lru_cache(maxsize=8)
 def _key_in(root: str) -> bytes | None:
     path = os.path.join(root, "key")
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)  # (a FIFO planted there: no hang)
     for _ in range(2):
         try:
             fd = os.open(path, flags)
@@ -207,9 +207,14 @@ def read(path: str):
     key = _key()
     if key is None:
         return None
+    try:  # an entry that is a link, a FIFO or a device is a miss: never followed, never waited on
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
     try:
-        with open(path, "rb") as fh:
-            if os.fstat(fh.fileno()).st_size > MAX_FILE_BYTES:
+        with os.fdopen(fd, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
                 return None
             data = fh.read(MAX_FILE_BYTES + 1)
     except OSError:

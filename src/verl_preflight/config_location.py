@@ -78,12 +78,10 @@ def installed_version(root: str) -> str | None:
 
 
 def version_file(root: str) -> str | None:
-    p = os.path.join(root, "version", "version")
-    try:
-        with open(p, encoding="utf-8") as fh:
-            return fh.read().strip() or None
-    except OSError:
-        return None
+    from .bounded_read import read_bounded
+
+    data = read_bounded(os.path.join(root, "version", "version"), 4096)
+    return (data.decode("utf-8", "replace").strip() or None) if data is not None else None
 
 
 def has_sources(root: str | None) -> bool:
@@ -104,11 +102,10 @@ def entry_root(path: str, package_root: str | None, version: str | None) -> tupl
 
 
 def _same_file(yaml_path: str, root: str) -> bool:
-    try:
-        with open(yaml_path, "rb") as a, open(os.path.join(root, "trainer", "config", "ppo_trainer.yaml"), "rb") as b:
-            return a.read() == b.read()
-    except OSError:
-        return False
+    from .bounded_read import read_bounded
+
+    mine = read_bounded(yaml_path)
+    return mine is not None and mine == read_bounded(os.path.join(root, "trainer", "config", "ppo_trainer.yaml"))
 
 
 @functools.lru_cache(maxsize=64)

@@ -43,6 +43,7 @@ import time
 from functools import lru_cache
 
 from . import cache_files
+from .bounded_read import streamed_digest
 
 FORMAT = 2  # 2: missing files and folders' listings kept too
 SETTLED_NS = 2_000_000_000  # a file's times this much older than now: no second write shares them
@@ -95,16 +96,18 @@ def file_digest(path: str) -> str | None:
         except OSError:
             pass
     try:
-        with open(key, "rb") as fh:
-            info = os.fstat(fh.fileno())
-            digest = hashlib.sha256(fh.read()).hexdigest()
+        info, digest = streamed_digest(key)
     except FileNotFoundError:
         _keep_missing(key)
         return None
     except OSError:
         return None
+    if digest is None:
+        return None
     _keep(key, [*_stamp(info), digest], info)
     return digest
+
+
 
 
 def remember(path: str, info: os.stat_result | None, digest: str | None) -> None:

@@ -34,10 +34,10 @@ def project_settings(start: str | None = None, use_disk: bool = True) -> dict:
     for _ in range(32):
         path = os.path.join(cur, "pyproject.toml")
         if os.path.isfile(path):
-            try:
-                with open(path, "rb") as fh:
-                    data = fh.read()
-            except OSError:
+            from .bounded_read import read_bounded
+
+            data = read_bounded(path)
+            if data is None:
                 return {}
             table = _table(data, use_disk)
             if table is False:  # a pyproject.toml without the table: the one above may have it

@@ -9,71 +9,24 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
-import stat
 import time
 from functools import lru_cache
 
 from .config_location import TREE_DEPENDENCY, current_tree_hash
 from .file_digests import file_digest, listing_digest, remember, remember_listing
 
-DEFAULT_MAX_BYTES = 5 * 1024 * 1024
-
-
-class ReadError(Exception):
-    """The file cannot be read; str(): "PATH: cannot read: WHY", `why`: the reason alone."""
-
-    def __init__(self, path: str, why: str):
-        super().__init__(f"{path}: cannot read: {why}")
-        self.why = why
-
-
-class NotRegular(ReadError):
-    """A FIFO, a device, a socket or a folder: never read (a FIFO would block)."""
-
-    def __init__(self, path: str):
-        super().__init__(path, NOT_REGULAR)
-
-
-class TooLarge(Exception):
-    pass
-
-
-NOT_REGULAR = "not a regular file"
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-
-
-def read_stamped(path: str, max_bytes: int = DEFAULT_MAX_BYTES, follow: bool = True) -> tuple[bytes, os.stat_result]:
-    """The file's bytes and the status of the descriptor they were read from (fstat: the file
-    read, whatever the name points at a moment later). Opened non-blocking (a FIFO does not
-    hang the open) and read only when regular; `follow=False` refuses a symbolic link as the
-    last component. ReadError (NotRegular) when it cannot be read, TooLarge over max_bytes."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | _CLOEXEC | (0 if follow else os.O_NOFOLLOW)
-    try:
-        fd = os.open(path, flags)
-    except OSError as err:
-        raise ReadError(path, err.strerror or str(err)) from err
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise NotRegular(path)
-        if info.st_size > max_bytes:
-            raise TooLarge(path)
-        data = _read_at_most(fd, min(max_bytes, info.st_size) + 1)  # a file that grew since: still bounded
-    except OSError as err:
-        raise ReadError(path, err.strerror or str(err)) from err
-    finally:
-        os.close(fd)
-    if len(data) > max_bytes:
-        raise TooLarge(path)
-    return data, info
-
-
-def _read_at_most(fd: int, size: int) -> bytes:
-    chunks, left = [], size
-    while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
+from .bounded_read import (  # noqa: F401  (the one reader: source.X names stay valid)
+    DEFAULT_MAX_BYTES,
+    DIGEST_MAX_BYTES,
+    NOT_REGULAR,
+    SOURCE_MAX_BYTES,
+    NotRegular,
+    ReadError,
+    TooLarge,
+    read_bounded,
+    read_head,
+    read_stamped,
+)
 
 
 def read_script(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
@@ -233,12 +186,10 @@ def read_source(path: str, errors: str = "strict") -> str | None:
     when it cannot be read. Each is remembered with its digest (SOURCES_READ): a result
     depends on it like on the script, so an edited dataclass or model config re-checks."""
     try:
-        with open(path, "rb") as fh:
-            info = os.fstat(fh.fileno())
-            data = fh.read()
-    except OSError as err:
+        data, info = read_stamped(path, SOURCE_MAX_BYTES)
+    except (ReadError, TooLarge):  # missing, a FIFO or a device, larger than any source
         SOURCES_READ[os.path.abspath(path)] = None
-        if isinstance(err, FileNotFoundError):
+        if not os.path.lexists(path):
             remember(path, None, None)  # (its absence kept: the next warm run tries no open)
         return None
     digest = SOURCES_READ[os.path.abspath(path)] = hashlib.sha256(data).hexdigest()
@@ -304,11 +255,9 @@ def hydra_versions() -> str:
         spec = importlib.util.find_spec(package)
         found = "?"
         if spec is not None and spec.submodule_search_locations:
-            try:
-                with open(os.path.join(spec.submodule_search_locations[0], file), encoding="utf-8") as fh:
-                    found = _version_line(fh.read()) or "?"
-            except OSError:
-                pass
+            data = read_bounded(os.path.join(spec.submodule_search_locations[0], file))
+            if data is not None:
+                found = _version_line(data.decode("utf-8", "replace")) or "?"
         out.append(f"{package}={found}")
     return ",".join(out)
 

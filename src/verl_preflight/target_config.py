@@ -244,10 +244,14 @@ def _searchpath_in(primary: str, config_name: str) -> tuple[str, ...]:
     """The `hydra: searchpath:` list of the root config file (read as YAML, nothing composed;
     once a run: every launch of every profile asks)."""
     name = config_name if config_name.endswith(".yaml") else config_name + ".yaml"
+    from .bounded_read import read_bounded
+
+    data = read_bounded(os.path.join(primary, name))
     try:
-        with open(os.path.join(primary, name), encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError):
+        text = data.decode("utf-8") if data is not None else None
+    except UnicodeDecodeError:
+        text = None
+    if text is None:
         return ()
     if "searchpath" not in text:  # verl's own root configs: no need to import PyYAML and parse a thousand lines
         return ()

@@ -229,6 +229,7 @@ def _selectors(cache, config_name: str) -> list[tuple[str, str, list[str]]]:
     group has more than one option in the config folders (verl's model_engine)."""
     import yaml
 
+    from ..bounded_read import read_bounded
     from ..yaml_read import load
 
     out = []
@@ -236,10 +237,12 @@ def _selectors(cache, config_name: str) -> list[tuple[str, str, list[str]]]:
         path = os.path.join(d, f"{config_name}.yaml")
         if not os.path.isfile(path):
             continue
+        data = read_bounded(path)
         try:
-            with open(path, encoding="utf-8") as fh:
-                doc = load(fh.read()) or {}
-        except (OSError, yaml.YAMLError):
+            doc = (load(data.decode("utf-8")) or {}) if data is not None else None
+        except (UnicodeDecodeError, yaml.YAMLError):
+            doc = None
+        if doc is None:
             return []
         for entry in doc.get("defaults", []) if isinstance(doc, dict) else []:
             if not isinstance(entry, dict) or len(entry) != 1:

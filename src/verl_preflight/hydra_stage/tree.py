@@ -881,10 +881,12 @@ class SharedSnapshots:
             pass
 
     def _read(self) -> dict | None:
+        from ..bounded_read import read_bounded
+
+        data = read_bounded(self.path, follow=False)
         try:
-            with open(self.path, encoding="utf-8") as fh:
-                return json.load(fh)
-        except (OSError, ValueError):
+            return json.loads(data) if data is not None else None
+        except (ValueError, RecursionError):
             return None
 
 

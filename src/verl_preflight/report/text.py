@@ -94,6 +94,7 @@ def pass_notes(results, empty_folders=()) -> list[str]:
     launch, a profile the script rejects (exits by itself in). Not findings: the exit status
     does not change."""
     lines = [f"{d}: note: no *.sh script in this folder: nothing was checked" for d in empty_folders]
+    lines += [f"{path}: note: not read: {why} (the checks that need it are skipped)" for path, why in refused(results)]
     for r in results:
         coverage = getattr(r, "coverage", None)
         if coverage is not None and not coverage.exhaustive and not coverage.capped:
@@ -120,6 +121,30 @@ def pass_notes(results, empty_folders=()) -> list[str]:
         if idle:
             lines.append(f"{r.path}: note: {_some_profiles(idle, 'runs no verl launch', 'run no verl launch')}")
     return lines
+
+
+def refused(results) -> list[tuple[str, str]]:
+    """[(path, why)] of the files of verl, Megatron or a model the run's checks asked for and the
+    bounded reader refused (a FIFO, a device such as a link to /dev/zero, a file larger than any
+    source): named once a run, whatever script asked first."""
+    import os
+    import stat
+
+    from ..bounded_read import SOURCE_MAX_BYTES
+    from ..source import SOURCES
+
+    paths = sorted({p for r in results for key in r.deps if key.startswith(SOURCES) for p in key[len(SOURCES) :].split(os.pathsep) if p})
+    out = []
+    for path in paths:
+        try:
+            info = os.stat(path)
+        except OSError:
+            continue  # missing: nothing to name
+        if not stat.S_ISREG(info.st_mode):
+            out.append((path, "not a regular file"))
+        elif info.st_size > SOURCE_MAX_BYTES:
+            out.append((path, f"larger than {SOURCE_MAX_BYTES} bytes"))
+    return out
 
 
 MAX_LISTED = 120  # characters of profile names a note lists; the rest are counted (JSON has them all)

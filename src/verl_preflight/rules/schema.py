@@ -88,12 +88,15 @@ def _compose(path: str):
 
     from ..yaml_read import compose, load
 
+    from ..bounded_read import SOURCE_MAX_BYTES, ReadError, TooLarge, read_stamped
+
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
+        raw = read_stamped(path, SOURCE_MAX_BYTES)[0]
         text = raw.decode("utf-8")
-    except OSError as err:
-        raise SchemaError(f"{path}: cannot read the schema: {err.strerror or err}") from err
+    except ReadError as err:
+        raise SchemaError(f"{path}: cannot read the schema: {err.why}") from err
+    except TooLarge as err:
+        raise SchemaError(f"{path}: cannot read the schema: larger than {SOURCE_MAX_BYTES} bytes") from err
     except UnicodeDecodeError as err:
         raise SchemaError(f"{path}: cannot read the schema: not UTF-8 ({err.reason} at byte {err.start})") from err
     try:

@@ -284,8 +284,7 @@ def build_view(spec, config_name: str | None, profile, cache, checkable: bool = 
 
 
 def _read_text(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read()
-    except OSError:
-        return None
+    from ..bounded_read import read_bounded
+
+    data = read_bounded(path)
+    return data.decode("utf-8", "replace") if data is not None else None

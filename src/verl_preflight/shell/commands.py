@@ -56,11 +56,9 @@ def _is_shell_script(path: str) -> bool:
     """A file run as a program that is a shell script: *.sh, or a `#!...sh` first line."""
     if path.endswith(".sh"):
         return True
-    try:
-        with open(path, "rb") as fh:
-            first = fh.readline(200)
-    except OSError:
-        return False
+    from ..bounded_read import read_head
+
+    first = read_head(path, 200).split(b"\n", 1)[0]
     return first.startswith(b"#!") and first.rstrip().split(b"/")[-1].split(b" ")[-1] in (b"bash", b"sh")
 
 

@@ -1,0 +1,79 @@
+"""Bounded on every byte it reads (issue 45): the files a project plants where the tool reads
+them (a vendored verl's sources, the cache folder) are read by one bounded reader
+(bounded_read.py): a link to /dev/zero or a FIFO is refused and named, never read or waited on.
+
+Each case runs the command as a user does, under an address-space limit and a timeout: before
+the reader, the /dev/zero link took 3.8 GB and ended in an internal error, a FIFO hung the run.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+from verl_preflight.config_location import installed_root
+
+TOOL = os.path.join(ROOT, "tools", "validate_scripts.py")
+LAUNCH = (
+    "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "
+    "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 trainer.total_epochs=2\n"
+)
+LIMIT = 1_500_000_000  # bytes of address space: the run needs a fifth of it
+
+
+def _bounded(argv, env) -> subprocess.CompletedProcess:
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
+
+    return subprocess.run(
+        [sys.executable, TOOL, *argv], capture_output=True, text=True, env=env, timeout=120, preexec_fn=limit
+    )
+
+
+@pytest.fixture
+def planted(tmp_path):
+    """A project that vendors verl, with actor.py a link to /dev/zero and rollout.py a FIFO."""
+    project = tmp_path / "proj"
+    shutil.copytree(installed_root(), project / "verl", ignore=shutil.ignore_patterns("__pycache__"))
+    (project / ".git").mkdir()
+    config = project / "verl" / "workers" / "config"
+    (config / "actor.py").unlink()
+    os.symlink("/dev/zero", config / "actor.py")
+    (config / "rollout.py").unlink()
+    os.mkfifo(config / "rollout.py")
+    (project / "run.sh").write_text(LAUNCH)
+    return project
+
+
+def test_a_vendored_source_that_is_a_device_or_a_fifo_is_named_not_read(planted, tmp_path):
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    for _ in range(2):  # cold, then warm from the cache: the same notes
+        proc = _bounded([str(planted / "run.sh")], env)
+        assert proc.returncode == 0 and "internal error" not in proc.stderr, proc.stderr
+        for name in ("actor.py", "rollout.py"):
+            assert f"{planted}/verl/workers/config/{name}: note: not read: not a regular file" in proc.stdout, proc.stdout
+
+
+def test_a_fifo_in_the_cache_folder_is_a_miss(tmp_path):
+    """A CI cache restored from a tar keeps FIFOs: an entry that is one is a miss, not a hang."""
+    script = tmp_path / "run.sh"
+    script.write_text(LAUNCH)
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    first = _bounded([str(script)], env)
+    root = tmp_path / "cache" / "verl-preflight"
+    entries = [p for p in root.rglob("*.json") if p.is_file()]
+    assert first.returncode == 0 and entries, first.stderr
+    for entry in entries:
+        entry.unlink()
+        os.mkfifo(entry)
+    again = _bounded([str(script)], env)
+    assert (again.returncode, again.stdout.splitlines()[-1].split(" (")[0]) == (
+        0, first.stdout.splitlines()[-1].split(" (")[0]
+    ), again.stderr
