@@ -77,3 +77,65 @@ def test_a_fifo_in_the_cache_folder_is_a_miss(tmp_path):
     assert (again.returncode, again.stdout.splitlines()[-1].split(" (")[0]) == (
         0, first.stdout.splitlines()[-1].split(" (")[0]
     ), again.stderr
+
+
+def test_a_cache_subfolder_replaced_by_a_link_is_not_written_through(tmp_path):
+    """`results/` (and the others) replaced by a link to a folder of the attacker's choosing:
+    the tool writes nothing there and still reports as before."""
+    script = tmp_path / "run.sh"
+    script.write_text(LAUNCH)
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    first = _bounded([str(script)], env)
+    root = tmp_path / "cache" / "verl-preflight"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    linked = [p for p in root.iterdir() if p.is_dir()]
+    assert linked, list(root.iterdir())
+    for folder in linked:
+        shutil.rmtree(folder)
+        os.symlink(elsewhere, folder)
+    script.write_text(LAUNCH.replace("total_epochs=2", "total_epochs=3"))  # a new result to keep
+    again = _bounded([str(script)], env)
+    assert again.returncode == first.returncode and "internal error" not in again.stderr, again.stderr
+    assert list(elsewhere.iterdir()) == []
+
+
+def _vendored_config(tmp_path):
+    project = tmp_path / "proj"
+    shutil.copytree(os.path.join(installed_root(), "trainer", "config"), project / "verl" / "trainer" / "config")
+    (project / ".git").mkdir()
+    (project / "run.sh").write_text(LAUNCH)
+    return project, project / "verl" / "trainer" / "config"
+
+
+def test_a_yaml_alias_bomb_in_a_vendored_config_is_refused_by_name(tmp_path):
+    """8 levels of 10 aliases: 10**8 nodes from 300 bytes; Hydra's compose hung on it (over 120 s)."""
+    project, config = _vendored_config(tmp_path)
+    bomb = ["bomb0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    bomb += [f"bomb{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 9)]
+    with open(config / "ppo_trainer.yaml", "a", encoding="utf-8") as fh:
+        fh.write("\n" + "\n".join(bomb) + "\n")
+    proc = _bounded(["--no-cache", str(project / "run.sh")], dict(os.environ))
+    assert proc.returncode == 1 and "internal error" not in proc.stderr, proc.stderr
+    assert f"{config}/ppo_trainer.yaml: not read: its aliases expand past 1,000,000 nodes" in proc.stdout, proc.stdout
+
+
+def test_a_yaml_file_that_is_a_fifo_is_refused_by_name(tmp_path):
+    project, config = _vendored_config(tmp_path)
+    (config / "actor" / "actor.yaml").unlink()
+    os.mkfifo(config / "actor" / "actor.yaml")
+    proc = _bounded(["--no-cache", str(project / "run.sh")], dict(os.environ))
+    assert "internal error" not in proc.stderr, proc.stderr
+    assert f"{config}/actor/actor.yaml: not read: not a regular file" in proc.stdout, proc.stdout
+
+
+def test_aliases_are_counted_not_expanded():
+    from verl_preflight.yaml_read import MAX_EXPANDED_NODES, expanded_nodes
+
+    # the mapping, key a, [1, 2] (3 nodes), key b, and [*x, *x]: 1 + 3 + 3
+    assert expanded_nodes("a: &x [1, 2]\nb: [*x, *x]\n") == 1 + 1 + 3 + 1 + 7
+    assert expanded_nodes("a: &x [*x]\n") is None  # a document that contains itself
+    wide = "a0: &a0 [" + ", ".join(["x"] * 100) + "]\n" + "a1: &a1 [" + ", ".join(["*a0"] * 100) + "]\n"
+    assert expanded_nodes(wide) is not None
+    assert expanded_nodes(wide + "a2: &a2 [" + ", ".join(["*a1"] * 100) + "]\n") is None  # 10**6 < its nodes
+    assert MAX_EXPANDED_NODES == 1_000_000

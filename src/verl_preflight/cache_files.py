@@ -3,7 +3,8 @@
 Everything the tool keeps between runs (results, compositions, fetched releases) lives
 under one folder, `$XDG_CACHE_HOME/verl-preflight` (else `~/.cache/verl-preflight`):
 
-- The folder and every folder made in it are 0700. An existing folder of this user that
+- The folder and every folder made in it are 0700; a folder in it that is a link, or another
+  user's, is not used (what would go there is not kept). An existing folder of this user that
   others could read or write (umask 002 makes `drwxrwxr-x`) is made 0700; a folder owned by
   another user is not used at all (this run keeps no cache; `refused()` says why).
 - Each file is `TAG\\n` followed by a JSON document, TAG being the HMAC-SHA256 of the
@@ -81,7 +82,27 @@ def folder(*parts: str) -> str | None:
         os.makedirs(path, mode=_PRIVATE, exist_ok=True)
     except OSError:
         return None
+    for n in range(1, len(parts) + 1):  # each folder under the root: ours, or the cache is not used there
+        if not _ours(os.path.join(root, *parts[:n])):
+            return None
     return path
+
+
+def _ours(path: str) -> bool:
+    """Whether `path` is a folder of this user, not a link (a link planted there would send the
+    tool's writes elsewhere), private (made so when it is ours but others could read it)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    if not stat.S_ISDIR(info.st_mode) or (hasattr(os, "geteuid") and info.st_uid != os.geteuid()):
+        return False
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        try:
+            os.chmod(path, _PRIVATE)
+        except OSError:
+            return False
+    return True
 
 
 @lru_cache(maxsize=8)

@@ -14,6 +14,7 @@ import functools
 import hashlib
 import json
 import os
+import stat
 import re
 from collections import defaultdict
 from dataclasses import dataclass
@@ -362,6 +363,7 @@ def compose_raw(tree: Tree, config_name: str, group_overrides: list[str]):
     from hydra.core.global_hydra import GlobalHydra
     from omegaconf import OmegaConf
 
+    _refuse_what_cannot_be_read(tree)
     overrides = list(group_overrides)
     if tree.extra:
         overrides.append("hydra.searchpath=[" + ",".join(f"'file://{d}'" for d in tree.extra) + "]")
@@ -370,6 +372,38 @@ def compose_raw(tree: Tree, config_name: str, group_overrides: list[str]):
         cfg = compose(config_name=config_name, overrides=overrides, return_hydra_config=True)
     OmegaConf.set_struct(cfg, True)
     return cfg
+
+
+_WALKED_FILES = 5000  # files of a config tree looked at, at most (a searchpath may name a large folder)
+
+
+@functools.lru_cache(maxsize=32)
+def _refuse_what_cannot_be_read(tree: Tree) -> None:
+    """Hydra opens the config files itself: a YAML file of the tree that is not a regular file
+    (a FIFO would hang its open, a link to /dev/zero fill the memory) or is larger than any
+    config is refused first, by name (ValueError: the composition's error). Once a process a
+    tree; the first _WALKED_FILES files of its folders."""
+    from ..bounded_read import SOURCE_MAX_BYTES
+
+    seen = 0
+    for top in tree.dirs:
+        for folder, dirs, files in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            seen += len(files)
+            if seen > _WALKED_FILES:
+                return
+            for name in files:
+                if not name.endswith((".yaml", ".yml")):
+                    continue
+                path = os.path.join(folder, name)
+                try:
+                    info = os.stat(path)
+                except OSError:
+                    continue
+                if not stat.S_ISREG(info.st_mode):
+                    raise ValueError(f"{path}: not read: not a regular file")
+                if info.st_size > SOURCE_MAX_BYTES:
+                    raise ValueError(f"{path}: not read: larger than {SOURCE_MAX_BYTES} bytes")
 
 
 class _YamlReadOnce:
@@ -393,6 +427,14 @@ class _YamlReadOnce:
         text = stream.read() if hasattr(stream, "read") else stream
         key = (text, f"{Loader.__module__}.{Loader.__qualname__}")  # OmegaConf makes the same class per call
         if key not in self._parsed:
+            if "*" in text:  # an alias: the document is counted before it is expanded
+                from ..yaml_read import MAX_EXPANDED_NODES, expanded_nodes
+
+                if expanded_nodes(text) is None:
+                    name = getattr(stream, "name", "a config file")
+                    raise ValueError(
+                        f"{name}: not read: its aliases expand past {MAX_EXPANDED_NODES:,} nodes (a YAML alias bomb)"
+                    )
             self._parsed[key] = self._module.load(text, Loader=Loader)
         return copy.deepcopy(self._parsed[key])
 
