@@ -139,3 +139,46 @@ def test_aliases_are_counted_not_expanded():
     assert expanded_nodes(wide) is not None
     assert expanded_nodes(wide + "a2: &a2 [" + ", ".join(["*a1"] * 100) + "]\n") is None  # 10**6 < its nodes
     assert MAX_EXPANDED_NODES == 1_000_000
+
+
+# ---- the evaluator of verl's checks counts size, not only steps (item 2) --------------------
+
+GROWING = [
+    'x = "{:>2000000000}".format("")',
+    'x = f"{1:>2000000000}"',
+    'x = "%02000000000d" % 1',
+    "x = 2 ** 64\nfor _ in range(30):\n    x = x * x",
+    "x = 3\nfor _ in range(12):\n    x = x ** 64",
+    's = "ab"\nfor _ in range(60):\n    s = s + s',
+    "s = [1, 2]\nfor _ in range(60):\n    s = s + s",
+    's = "abcdefgh" * 1000\nt = s.replace("", s)',
+    "r = list(range(10 ** 9))",
+]
+
+
+@pytest.mark.parametrize("code", GROWING, ids=range(len(GROWING)))
+def test_a_value_that_grows_past_the_budget_is_unknown_not_built(code):
+    """Each of these took gigabytes or minutes (issue 45's table); under a 1.5 GB limit, each
+    is now an unknown, within the step budget, and the check goes on (`done` is set after)."""
+    import resource
+
+    body = "def f(self):\n" + "".join("    " + ln + "\n" for ln in (code + "\ndone = 1").splitlines())
+    script = "import ast\n" + (
+        "from verl_preflight.sources._pyeval import UNKNOWN, Evaluator, Obj, V\n"
+        "class View:\n    tree = {}\n    def raw(self, k): return None\n    def value(self, k): return None\n"
+        "    def setting(self, k): return None\n"
+        f"code = {body!r}\n"
+        "ev = Evaluator(View())\n"
+        "ev.run(ast.parse(code).body[0].body, {'self': V(Obj({}))})\n"
+        "big = [k for k, v in ev.locals.items() if v.value is not UNKNOWN and len(repr(v.value)) > 2_000_000]\n"
+        "print(ev.locals['done'].value, big)\n"
+    )
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
+
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, preexec_fn=limit,
+        env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src")),
+    )
+    assert proc.returncode == 0 and proc.stdout.split() == ["1", "[]"], proc.stderr[-2000:]

@@ -808,6 +808,8 @@ class Evaluator:
             count = right if isinstance(left, str | list) else left
             if not isinstance(count, int) or count > 10_000:
                 return UNKNOWN
+        if not _fits(op, left, right):  # the value would pass the size budget: never built
+            return UNKNOWN
         try:
             return _BINOPS[type(op)](left, right)
         except (TypeError, ZeroDivisionError) as err:  # Python's own error on known values: verl's too
@@ -887,6 +889,8 @@ class Evaluator:
         if part.format_spec is None:
             return str(value)
         spec = self.expr(part.format_spec, scope, module)
+        if isinstance(spec, str) and not _widths_fit(spec):
+            return UNKNOWN
         try:
             return format(value, spec) if isinstance(spec, str) else str(value)
         except (TypeError, ValueError):
@@ -1078,6 +1082,8 @@ class Evaluator:
         if func is print:
             return None
         if callable(func) and any(func is b for b in _BUILTINS.values()):
+            if func is range and not _range_fits(args):
+                return UNKNOWN
             if kwargs or any(not (_plain_value(a) or a is None) for a in args):
                 return UNKNOWN
             try:
@@ -1245,6 +1251,8 @@ class _Method:
         if any(a is UNKNOWN or not (_plain_value(a) or a is None) for a in args):
             return UNKNOWN
         if isinstance(owner, dict) and any(v is UNKNOWN for v in owner.values()) and self.name != "get":
+            return UNKNOWN
+        if isinstance(owner, str) and not _method_fits(owner, self.name, args):
             return UNKNOWN
         try:
             result = getattr(owner, self.name)(*args)
@@ -1447,6 +1455,60 @@ def _as_field_type(value, annotation: str):
         return node._value()
     except Exception:  # noqa: BLE001 (omegaconf's ValidationError: the value does not convert)
         return UNKNOWN
+
+
+# ---- the size budget: a value that would pass it is never built (it is UNKNOWN) ---------------
+
+MAX_LENGTH = 1 << 20  # characters of a string, elements of a list, tuple, set or dict, items of a range
+MAX_INT_BITS = 4096  # bits of an integer
+_WIDTH = re.compile(r"\d+")
+
+
+def _length(value) -> int | None:
+    return len(value) if isinstance(value, str | list | tuple | set | frozenset | dict) else None
+
+
+def _bits(value) -> int:
+    return abs(value).bit_length() if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _fits(op, left, right) -> bool:
+    """Whether `left op right` stays within the budget, judged before it is computed."""
+    if isinstance(op, ast.Add):
+        if _length(left) is not None and _length(right) is not None:
+            return _length(left) + _length(right) <= MAX_LENGTH
+        return max(_bits(left), _bits(right)) < MAX_INT_BITS
+    if isinstance(op, ast.Mult):
+        if _length(left) is not None or _length(right) is not None:
+            seq, count = (left, right) if _length(left) is not None else (right, left)
+            return isinstance(count, int) and _length(seq) * max(count, 0) <= MAX_LENGTH
+        return _bits(left) + _bits(right) <= MAX_INT_BITS
+    if isinstance(op, ast.Pow) and isinstance(left, int) and isinstance(right, int) and right > 0:
+        return _bits(left) * right <= MAX_INT_BITS
+    if isinstance(op, ast.Mod) and isinstance(left, str):  # `"%02000000000d" % 1`: its widths
+        return "*" not in left and _widths_fit(left)
+    return True
+
+
+def _widths_fit(text: str) -> bool:
+    """No number in a format (a width, a precision) asks for more than MAX_LENGTH characters."""
+    return all(len(n) <= 7 and int(n) <= MAX_LENGTH for n in _WIDTH.findall(text))
+
+
+def _method_fits(owner: str, name: str, args: list) -> bool:
+    if name == "format":  # `"{:>2000000000}".format("")`; a width given as an argument: `{:{}}`
+        return _widths_fit(owner) and not ("{:{" in owner or ":{" in owner)
+    if name == "replace" and len(args) >= 2 and isinstance(args[0], str) and isinstance(args[1], str):
+        times = len(owner) + 1 if args[0] == "" else owner.count(args[0])
+        return len(owner) + times * max(len(args[1]) - len(args[0]), 0) <= MAX_LENGTH
+    return True
+
+
+def _range_fits(args: list) -> bool:
+    try:
+        return all(isinstance(a, int) for a in args) and len(range(*args)) <= MAX_LENGTH
+    except (TypeError, ValueError, OverflowError):
+        return False
 
 
 _BINOPS = {
