@@ -182,3 +182,21 @@ def test_a_value_that_grows_past_the_budget_is_unknown_not_built(code):
         env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src")),
     )
     assert proc.returncode == 0 and proc.stdout.split() == ["1", "[]"], proc.stderr[-2000:]
+
+
+# ---- line breaks in what the command says of its own (item 6) ------------------------------
+
+
+def test_a_path_with_a_line_break_cannot_start_a_workflow_command(capsys):
+    from verl_preflight.cli import main
+
+    assert main(["--format", "github", "no\n::error::such.sh"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no\\n::error::such.sh" in err, err
+
+
+def test_a_version_with_a_final_line_break_is_no_version(capsys):
+    from verl_preflight.cli import main
+
+    assert main(["--verl", "0.9.1\n", os.path.join(ROOT, "examples")]) == 2
+    assert "--verl '0.9.1\\n': not a version number" in capsys.readouterr().err

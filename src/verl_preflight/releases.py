@@ -36,7 +36,7 @@ def _run_folder() -> str:
 
 
 def release_source(version: str) -> ConfigSource:
-    if not _VERSION.match(version):
+    if not _VERSION.fullmatch(version):  # (`$` would let a final newline through)
         raise ConfigTreeError(f"--verl {version!r}: not a version number")
     root = os.path.join(releases_dir(), version)
     config = os.path.join(root, "verl", "trainer", "config")

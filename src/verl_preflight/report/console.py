@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import sys
 
-from .printable import for_terminal
+from .printable import escape
 from .text import counted
 
 PROGRAM = "validate-scripts"
 
 
 def say(line: str) -> None:
-    """A line of the program's own on standard error: `validate-scripts: ...`."""
-    print(for_terminal(f"{PROGRAM}: {line}", ()), file=sys.stderr)
+    """A line of the program's own on standard error: `validate-scripts: ...`, one line whatever
+    it quotes (a path with a newline and `::error::` in it cannot start a workflow command)."""
+    print(escape(f"{PROGRAM}: {line}"), file=sys.stderr)
 
 
 def internal_error(err: Exception) -> None:
@@ -22,8 +23,9 @@ def internal_error(err: Exception) -> None:
 
 
 def plain(line: str) -> None:
-    """A line on standard error as it is (a finding's note, a summary)."""
-    print(for_terminal(line, ()), file=sys.stderr)
+    """A line on standard error as it is (a finding's note, a summary), its control characters
+    escaped: one line."""
+    print(escape(line), file=sys.stderr)
 
 
 def probed(device: tuple, devices) -> list[str]:
