@@ -51,6 +51,8 @@ class Unchecked:
 def named_entry(script):
     """(module, Loc, node) of the first verl entry point the script's text names outside a
     comment; None when it names none."""
+    if b"verl" not in script.source and b"recipe" not in script.source:
+        return None  # (both patterns need one of the two words: no walk of a large script)
     stack = [script.root]
     while stack:
         node = stack.pop()

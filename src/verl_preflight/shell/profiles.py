@@ -221,12 +221,18 @@ def _tested(result: Scan, name: str, literal: str | None, presence: bool = False
         values.append(literal)
 
 
+_STARTS_ANOTHER = frozenset({"exec", "nohup", "command", "time", "bash", "sh", "source", "."})
+
+
 def _maybe_source(script: Script, node, result: Scan, depth: int, seen: set, read_file, uses, in_function) -> None:
     """Follow `source FILE` and a script started as a program (`bash FILE`, `./FILE.sh`; its `$1`,
     `$#` are then those the command gives it, as a function's are)."""
     name = node.child_by_field_name("name")
     if name is None:
         return
+    first = script.text(name)
+    if first not in _STARTS_ANOTHER and not first.endswith(".sh") and not first.startswith("./"):
+        return  # (most commands: decided before their arguments are looked at)
     args = [c for i, c in enumerate(node.children) if node.field_name_for_child(i) == "argument"]
     words = [script.text(name), *(static_text(script, a) for a in args)]
     while words and words[0] in ("exec", "nohup", "command", "time"):
