@@ -200,3 +200,16 @@ def test_a_version_with_a_final_line_break_is_no_version(capsys):
 
     assert main(["--verl", "0.9.1\n", os.path.join(ROOT, "examples")]) == 2
     assert "--verl '0.9.1\\n': not a version number" in capsys.readouterr().err
+
+
+def test_a_vendored_module_nested_past_the_parser_is_that_modules_not_the_scripts(tmp_path):
+    """`X = 1+1+...` 200,000 times in a vendored actor.py: ast.parse raises RecursionError. It was
+    reported as the script's ('not checked: the script nests too deeply'); the module is not read."""
+    project = tmp_path / "proj"
+    shutil.copytree(installed_root(), project / "verl", ignore=shutil.ignore_patterns("__pycache__"))
+    (project / ".git").mkdir()
+    actor = project / "verl" / "workers" / "config" / "actor.py"
+    actor.write_text(actor.read_text() + "\nX = " + "+".join(["1"] * 200_000) + "\n")
+    (project / "run.sh").write_text(LAUNCH)
+    proc = _bounded(["--no-cache", str(project / "run.sh")], dict(os.environ))
+    assert proc.returncode == 0 and "nests too deeply" not in proc.stdout, proc.stdout + proc.stderr

@@ -25,8 +25,8 @@ def parse_file(path: str) -> ast.Module | None:
         with warnings.catch_warnings():  # verl's own `'\%'` escapes: its warnings, not ours to show
             warnings.simplefilter("ignore")
             return ast.parse(text, filename=path)
-    except (OSError, SyntaxError, ValueError):
-        return None
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None  # (a module nested past the parser's depth is that module's, never the script's)
 
 
 def parse_mentioning(path: str, *words: str) -> ast.Module | None:
@@ -74,7 +74,7 @@ def statement_at(span: Span | None) -> ast.stmt | None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 tree = ast.parse(text, filename=span.path)
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
         found = next((n for n in walk(tree) if isinstance(n, ast.stmt) and Span.of(span.path, n) == span), None)
     return found
@@ -144,7 +144,7 @@ def parsed_alone(span: Span, text: str, lines: list[bytes] | None = None) -> ast
             warnings.simplefilter("ignore")
             body = ast.parse(pad + b"".join(part), filename=span.path).body
         found = body[0].body[0] if wrap else body[0]
-    except (SyntaxError, ValueError, IndexError, AttributeError):
+    except (SyntaxError, ValueError, IndexError, AttributeError, RecursionError, MemoryError):
         return None
     return found if len(body) == 1 and Span.of(span.path, found) == span else None
 
