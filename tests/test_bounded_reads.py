@@ -213,3 +213,52 @@ def test_a_vendored_module_nested_past_the_parser_is_that_modules_not_the_script
     (project / "run.sh").write_text(LAUNCH)
     proc = _bounded(["--no-cache", str(project / "run.sh")], dict(os.environ))
     assert proc.returncode == 0 and "nests too deeply" not in proc.stdout, proc.stdout + proc.stderr
+
+
+# ---- the language server ends when told (item 5, in part) -----------------------------------
+
+
+def _frame(obj) -> bytes:
+    import json
+
+    body = json.dumps(obj).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+@pytest.mark.slow
+def test_the_language_server_exits_when_told_and_refuses_requests_after_shutdown(tmp_path):
+    """`exit` while a long check runs (a script of 700,000 commands: seconds of work) ends the
+    server then, not when the check ends: the check keeps no result. A request after `shutdown`
+    gets InvalidRequest (-32600); pygls left it unanswered."""
+    import json
+
+    script = tmp_path / "long.sh"
+    script.write_text(":;" * 700_000 + "\n" + LAUNCH)
+    uri = script.as_uri()
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"), PYTHONPATH=os.path.join(ROOT, "src"))
+    server = subprocess.Popen(
+        [sys.executable, "-m", "verl_preflight", "lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL, env=env, cwd=tmp_path,
+    )
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}}},
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": uri, "languageId": "shellscript", "version": 1, "text": script.read_text()}}},
+        {"jsonrpc": "2.0", "id": 2, "method": "shutdown"},
+        {"jsonrpc": "2.0", "id": 3, "method": "textDocument/hover",
+         "params": {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}}},
+        {"jsonrpc": "2.0", "method": "exit"},
+    ]
+    out, _ = server.communicate(b"".join(_frame(m) for m in messages), timeout=120)
+    assert server.returncode == 0
+    replies = {}
+    for chunk in out.split(b"Content-Length: ")[1:]:
+        body = json.loads(chunk.split(b"\r\n\r\n", 1)[1])
+        if "id" in body:
+            replies[body["id"]] = body
+    assert replies[2].get("result", "") is None
+    assert replies[3]["error"]["code"] == -32600, replies
+    results = tmp_path / "cache" / "verl-preflight" / "results"
+    assert not (results.is_dir() and list(results.glob("*.json"))), "the check ran to its end after exit"

@@ -56,7 +56,7 @@ def serve(make_args) -> int:
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # anything else printed goes to the log
     sys.stdout = sys.stderr
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="validate-scripts lsp: %(message)s")
-    ls = LanguageServer(SOURCE, __version__)
+    ls = LanguageServer(SOURCE, __version__, protocol_cls=_protocol_class())
     server = Server(ls, make_args)
     server.register(types)
     ls.start_io(sys.stdin.buffer, channel)
@@ -112,6 +112,24 @@ class Files:
         return data.decode("utf-8", "replace").splitlines(True) if data is not None else []
 
 
+def _protocol_class():
+    """pygls's protocol, but a request after `shutdown` gets the error the protocol asks for
+    (InvalidRequest) where pygls drops it unanswered."""
+    from pygls.exceptions import JsonRpcInvalidRequest
+    from pygls.protocol import LanguageServerProtocol
+
+    class Protocol(LanguageServerProtocol):
+        def handle_message(self, message):
+            method, msg_id = getattr(message, "method", ""), getattr(message, "id", None)
+            if self._shutdown and msg_id is not None and method != "exit":
+                error = JsonRpcInvalidRequest(f"{method}: the server was asked to shut down").to_response_error()
+                self._send_response(msg_id, error=error)
+                return None
+            return super().handle_message(message)
+
+    return Protocol
+
+
 class Server:
     def __init__(self, ls, make_args):
         self.ls = ls
@@ -126,6 +144,15 @@ class Server:
 
     def register(self, types) -> None:
         ls = self.ls
+
+        @ls.feature(types.EXIT)
+        def exit_now(_params):
+            # The editor said exit: end now, the running check with it (its thread would keep
+            # the process until it ends; what it writes of the cache is written whole or not at
+            # all). 0 after `shutdown`, else 1, as the protocol says.
+            self.close()
+            sys.stderr.flush()
+            os._exit(0 if getattr(ls.protocol, "_shutdown", False) else 1)
 
         @ls.feature(types.INITIALIZED)
         def initialized(_params):
