@@ -262,3 +262,22 @@ def test_the_language_server_exits_when_told_and_refuses_requests_after_shutdown
     assert replies[3]["error"]["code"] == -32600, replies
     results = tmp_path / "cache" / "verl-preflight" / "results"
     assert not (results.is_dir() and list(results.glob("*.json"))), "the check ran to its end after exit"
+
+
+def test_a_message_declared_larger_than_the_cap_is_answered_with_an_error(tmp_path):
+    """`Content-Length: 99999999999999`: pygls allocated it (MemoryError, the server gone, exit
+    2); the body is read past, never held, and the request gets InvalidRequest with its id."""
+    import json
+
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src"))
+    hello = _frame({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                    "params": {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}}})
+    huge = b"Content-Length: 99999999999999\r\n\r\n" + b'{"jsonrpc": "2.0", "id": 7, "method": "textDocument/hover"}'
+    server = subprocess.run(
+        [sys.executable, "-m", "verl_preflight", "lsp", "--no-cache"], input=hello + huge, capture_output=True,
+        env=env, cwd=tmp_path, timeout=120, preexec_fn=lambda: __import__("resource").setrlimit(
+            __import__("resource").RLIMIT_AS, (LIMIT, LIMIT)),
+    )
+    assert "MemoryError" not in server.stderr.decode(), server.stderr[-500:]
+    last = json.loads(server.stdout.split(b"\r\n\r\n")[-1])
+    assert last["id"] == 7 and last["error"]["code"] == -32600, last

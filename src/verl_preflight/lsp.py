@@ -59,7 +59,7 @@ def serve(make_args) -> int:
     ls = LanguageServer(SOURCE, __version__, protocol_cls=_protocol_class())
     server = Server(ls, make_args)
     server.register(types)
-    ls.start_io(sys.stdin.buffer, channel)
+    ls.start_io(BoundedInput(sys.stdin.buffer), channel)
     server.close()
     return 0
 
@@ -112,6 +112,41 @@ class Files:
         return data.decode("utf-8", "replace").splitlines(True) if data is not None else []
 
 
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024  # one message's body (a document 5 MB by default, escaped in JSON)
+MAX_HEADER_BYTES = 4096  # one header line
+TOO_LARGE = "$/verl-preflight/messageTooLarge"  # what a refused message becomes (answered with an error)
+
+
+class BoundedInput:
+    """Standard input as pygls reads it (`readline`, `read(n)`), within bounds: a header line
+    stops at MAX_HEADER_BYTES, and a body declared larger than MAX_MESSAGE_BYTES is read past in
+    chunks, never held, and handed on as a request of TOO_LARGE with the id its first bytes give
+    (answered with an error) — pygls allocated the declared size (`Content-Length:
+    99999999999999`: MemoryError, the server gone)."""
+
+    def __init__(self, raw):
+        self.raw = raw
+
+    def readline(self) -> bytes:
+        return self.raw.readline(MAX_HEADER_BYTES)
+
+    def read(self, n: int) -> bytes:
+        if n <= MAX_MESSAGE_BYTES:
+            return self.raw.read(n)
+        head = self.raw.read(4096)
+        left = n - len(head)
+        while left > 0 and head:
+            chunk = self.raw.read(min(left, 1 << 20))
+            if not chunk:
+                break
+            left -= len(chunk)
+        found = re.search(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,200}")', head)
+        ident = found.group(1).decode("utf-8", "replace") if found else "null"
+        return (
+            '{"jsonrpc": "2.0", "id": %s, "method": "%s", "params": {"bytes": %d}}' % (ident, TOO_LARGE, n)
+        ).encode()
+
+
 def _protocol_class():
     """pygls's protocol, but a request after `shutdown` gets the error the protocol asks for
     (InvalidRequest) where pygls drops it unanswered."""
@@ -144,6 +179,13 @@ class Server:
 
     def register(self, types) -> None:
         ls = self.ls
+
+        @ls.feature(TOO_LARGE)
+        def too_large(params):
+            from pygls.exceptions import JsonRpcInvalidRequest
+
+            size = getattr(params, "bytes", None) or (params.get("bytes") if isinstance(params, dict) else None)
+            raise JsonRpcInvalidRequest(f"message of {size} bytes refused: over {MAX_MESSAGE_BYTES} bytes")
 
         @ls.feature(types.EXIT)
         def exit_now(_params):
