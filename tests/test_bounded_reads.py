@@ -281,3 +281,70 @@ def test_a_message_declared_larger_than_the_cap_is_answered_with_an_error(tmp_pa
     assert "MemoryError" not in server.stderr.decode(), server.stderr[-500:]
     last = json.loads(server.stdout.split(b"\r\n\r\n")[-1])
     assert last["id"] == 7 and last["error"]["code"] == -32600, last
+
+
+@pytest.mark.slow
+def test_the_language_servers_memory_does_not_grow_with_checks(tmp_path):
+    """A 20 MB document open while a script is edited: each check took a copy of it that the
+    collector's thresholds kept, 20 MB a check (118 MB, then 961 MB after 40 checks). After the
+    tenth check and after the hundredth, the server's resident memory is within one copy."""
+    import json
+    import threading
+    import time
+
+    server = subprocess.Popen(
+        [sys.executable, "-m", "verl_preflight", "lsp", "--no-cache"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL, cwd=tmp_path, env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src")),
+    )
+    published: list = []
+
+    def pump():
+        buf = b""
+        while chunk := server.stdout.read1(1 << 16):
+            buf += chunk
+            while b"\r\n\r\n" in buf:
+                head, rest = buf.split(b"\r\n\r\n", 1)
+                size = int(head.split(b"Content-Length: ")[1].split(b"\r\n")[0])
+                if len(rest) < size:
+                    break
+                message, buf = json.loads(rest[:size]), rest[size:]
+                if message.get("method") == "textDocument/publishDiagnostics":
+                    published.append(message["params"].get("version"))
+
+    def send(message):
+        server.stdin.write(_frame(message))
+        server.stdin.flush()
+
+    def resident_mb() -> int:
+        with open(f"/proc/{server.pid}/status", encoding="ascii") as fh:
+            return int(next(ln for ln in fh if ln.startswith("VmRSS")).split()[1]) // 1024
+
+    def checked(version):  # waits for the check's diagnostics (a bound, not a measure: 120 s)
+        for _ in range(2400):
+            if version in published:
+                return
+            time.sleep(0.05)
+        raise AssertionError(f"no diagnostics for version {version}")
+
+    threading.Thread(target=pump, daemon=True).start()
+    send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+          "params": {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}}})
+    send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+    send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": (tmp_path / "big.txt").as_uri(), "languageId": "plaintext", "version": 1,
+        "text": "x" * (20 * 1024 * 1024)}}})
+    uri = (tmp_path / "run.sh").as_uri()
+    send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": uri, "languageId": "shellscript", "version": 1, "text": LAUNCH}}})
+    sizes = {}
+    try:
+        for version in range(2, 102):
+            checked(version - 1)
+            if version - 1 in (10, 100):
+                sizes[version - 1] = resident_mb()
+            send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+                "textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": LAUNCH + f"# {version}\n"}]}})
+    finally:
+        server.kill()
+        server.wait()
+    assert sizes[100] - sizes[10] < 20, sizes
