@@ -918,3 +918,35 @@ def test_a_scripts_result_depends_on_the_repositorys_docs_and_wrappers_only_wher
     assert run.checked == 1
     run(files)
     assert run.checked == 0
+
+
+def test_a_pin_file_added_after_a_run_changes_the_kept_result(tmp_path):
+    """Issue 46's stale verdict: a requirements.txt pinning megatron-core 0.13.1 added after a
+    run. The warm run replayed the old report (the search for pin files recorded what it found,
+    not that nothing was there); it now gives what --no-cache gives."""
+    import subprocess
+    import sys
+
+    tool = os.path.join(ROOT, "tools", "validate_scripts.py")
+    (tmp_path / ".git").mkdir()
+    script = tmp_path / "run.sh"
+    script.write_text(
+        "#!/usr/bin/env bash\npython3 -m verl.trainer.main_ppo --config-name=ppo_megatron_trainer "
+        "algorithm.adv_estimator=grpo actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "
+        "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 "
+        "+actor_rollout_ref.actor.megatron.override_transformer_config.moe_router_fusion=True\n"
+    )
+    past = os.stat(script).st_mtime - 60
+    os.utime(script, (past, past))  # settled: its digest is kept, as a checkout's is
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
+
+    def report(*args):
+        proc = subprocess.run([sys.executable, tool, "--format", "json", *args, str(script)],
+                              capture_output=True, text=True, env=env, cwd=tmp_path)
+        return proc.returncode, proc.stdout
+
+    before = report()
+    assert report() == before  # warm: the same
+    (tmp_path / "requirements.txt").write_text("megatron-core==0.13.1\n")
+    after = report()
+    assert after == report("--no-cache") and after != before

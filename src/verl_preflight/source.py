@@ -81,6 +81,37 @@ class Recorder:
         data = self(path)
         return None if data is None else data.decode("utf-8", "replace")
 
+    def listed(self, folder: str) -> None:
+        """Depend on which requirements files and Dockerfiles `folder` holds (a pin file added
+        after a run changes the target: the result kept from before is then not used)."""
+        key = os.path.abspath(folder) + STACK_LISTING
+        self.digests[key] = digest_of(key)
+
+
+def is_stack_file(name: str) -> bool:
+    """`requirements*.txt`, `Dockerfile*`, `*.dockerfile` (any case; letters, digits, `_.-`):
+    without `re`, which a warm start does not import."""
+    low = name.lower()
+    if not low or not all(c.isalnum() or c in "_.-" for c in low):
+        return False
+    return (
+        (low.startswith("requirements") and low.endswith(".txt"))
+        or low.startswith("dockerfile")
+        or (low.endswith(".dockerfile") and len(low) > len(".dockerfile"))
+    )
+
+
+STACK_LISTING = os.sep + "[requirements or Dockerfiles]"  # folder + this: which of them the folder holds
+
+
+def stack_names(folder: str) -> list[str]:
+    """The requirements files and Dockerfiles of `folder`, by name."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    return [n for n in names if is_stack_file(n) and os.path.isfile(os.path.join(folder, n))]
+
 
 LISTING = os.sep + "*.py"  # SOURCES_READ[folder + LISTING]: which Python files the folder holds
 
@@ -132,6 +163,8 @@ def digest_of(path: str) -> str | None:
     None when it cannot be read."""
     if path.endswith(LISTING):
         return listing_digest(path[: -len(LISTING)], _walked)
+    if path.endswith(STACK_LISTING):
+        return hashlib.sha256("\0".join(stack_names(path[: -len(STACK_LISTING)])).encode()).hexdigest()
     return file_digest(path)
 
 

@@ -251,20 +251,18 @@ def file_pins(path: str, text: str, shown: str) -> list[Pin]:
     return [Pin(package, ref, shown, device, bridge) for package, ref in found]
 
 
-_STACK_FILE = re.compile(r"(?i)^(requirements[\w.-]*\.txt|dockerfile[\w.-]*|[\w.-]+\.dockerfile)$")
-
-
-def stack_files(start: str) -> list[str]:
+def stack_files(start: str, looked_in=None) -> list[str]:
     """Requirements files and Dockerfiles in `start` and the folders above it, nearest first,
-    up to the repository root (a folder with .git) or the file system's root."""
+    up to the repository root (a folder with .git) or the file system's root; `looked_in(folder)`
+    is told each folder looked in (what it holds is then a dependency of the result)."""
+    from .source import stack_names
+
     out = []
     cur = os.path.abspath(start)
     for _ in range(32):
-        try:
-            names = sorted(os.listdir(cur))
-        except OSError:
-            names = []
-        out.extend(os.path.join(cur, n) for n in names if _STACK_FILE.match(n) and os.path.isfile(os.path.join(cur, n)))
+        if looked_in is not None:
+            looked_in(cur)
+        out.extend(os.path.join(cur, n) for n in stack_names(cur))
         parent = os.path.dirname(cur)
         if parent == cur or os.path.isdir(os.path.join(cur, ".git")):
             break
@@ -375,16 +373,17 @@ class ScriptSignals:
     named_ascend: Device | None = None  # the path or header says NPU / Ascend
 
     @staticmethod
-    def read(path: str, texts: dict, read_text) -> ScriptSignals:
-        """`texts`: {path: text} of the script and the files it sources; `read_text`: the
-        pipeline's reader (path -> text or None), which records what was read (the stack files
-        are then part of what a cached result depends on)."""
+    def read(path: str, texts: dict, read_file) -> ScriptSignals:
+        """`texts`: {path: text} of the script and the files it sources; `read_file`: the
+        pipeline's reader (source.Recorder), which records what was read and which folders were
+        looked in (the stack files, and their absence, are then part of what a cached result
+        depends on)."""
         out = ScriptSignals()
         main = texts.get(path, "")
         out.pins = comment_pins(main, "script comment")
         if path != "-":
-            for found in stack_files(os.path.dirname(path) or "."):
-                text = read_text(found)
+            for found in stack_files(os.path.dirname(path) or ".", read_file.listed):
+                text = read_file.text(found)
                 if text is not None:
                     out.pins.extend(file_pins(found, text, shown_path(found)))
         for p, text in texts.items():

@@ -141,7 +141,7 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
             evaluated += _as_used_correctly(info, unset, outcomes, functools.partial(run, env))
     texts = {path: data.decode("utf-8", "replace")}  # the script and the files it sources, by path
     texts.update({p: s.source.decode("utf-8", "replace") for p, s in parsed.items()})
-    signals = ScriptSignals.read(path, texts, read_file.text)
+    signals = ScriptSignals.read(path, texts, read_file)
     forced = _forced(opts)
     collapsed = prof.collapse(evaluated, collapse_key)  # profiles that launch the same thing are one
     labels = prof.labels([outcome.env for outcomes in collapsed for outcome in outcomes])
