@@ -582,3 +582,19 @@ def test_evaluator_division_by_zero_and_none_are_failures():
     assert ev.failures[0].kind == "ZeroDivisionError"
     ev = _run("def f(self, config):\n    q = config.a * config.b\n", {"s.a": 4, "s.b": None})
     assert ev.failures[0].kind == "TypeError"
+
+
+@pytest.mark.parametrize(
+    "loop",
+    [
+        "found = 0\n    for x in [1, 2, 3]:\n        if x > 1:\n            found = x\n            break\n    assert found == 2",
+        "found = 0\n    for x in [1, 2, 3]:\n        if x == 3:\n            continue\n        found = x\n    assert found == 2",
+        "total = 0\n    for x in range(2000):\n        total = total + 1\n    assert total == 2000",
+    ],
+    ids=["break", "continue", "a-loop-cut-short"],
+)
+def test_evaluator_never_invents_a_failure_cpython_would_not_raise(loop):
+    """Issue 46: `break` and `continue` were no-ops, and a loop cut at 1,000 turns kept what its
+    body assigned: each assert here passes in CPython and was reported as an AssertionError."""
+    ev = _run("def f(self, config):\n    " + loop + "\n", {})
+    assert ev.failures == [], [(f.kind, f.message) for f in ev.failures]

@@ -523,10 +523,15 @@ class Evaluator:
         items = self.expr(node.iter, scope, module)
         if isinstance(items, dict):
             items = list(items)
-        if not isinstance(items, list | tuple | range | str) or node.orelse:
+        if (
+            not isinstance(items, list | tuple | range | str)
+            or node.orelse
+            or len(items) > _MAX_TURNS  # cut short, the loop would leave what its last turns assign
+            or _jumps(node.body)  # `break`, `continue`: not followed, so the loop is not either
+        ):
             self.havoc([node], scope, module)
             return
-        for item in list(items)[:1000]:
+        for item in items:
             self.assign(node.target, item, scope, module)
             self.block(node.body, scope, module)
 
@@ -1275,6 +1280,24 @@ _OUTSIDE_BASES = {
     "object": object,
 }
 _INTERPOLATION = re.compile(r"\$\{(?:oc\.select:)?([\w.]+)")
+
+
+_MAX_TURNS = 1000  # turns of a `for` followed; a longer loop is not followed (what it assigns is unknown)
+
+
+def _jumps(body: list) -> bool:
+    """Whether a loop body holds a `break` or `continue` of its own (not one of a loop or a
+    function inside it)."""
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Break | ast.Continue):
+            return True
+        if isinstance(node, ast.For | ast.While | ast.AsyncFor | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            stack.extend(getattr(node, "orelse", []))  # (a loop's else belongs to the outer loop)
+            continue
+        stack.extend(c for c in ast.iter_child_nodes(node) if isinstance(c, ast.stmt | ast.excepthandler | ast.match_case))
+    return False
 
 
 def _interpolation_sources(node) -> list[str]:
