@@ -63,6 +63,15 @@ def warm_after(unkept, tree, change, *argv, **env):
 
 @pytest.mark.parametrize("fmt", [pytest.param("text", marks=pytest.mark.slow), "json"])
 def test_a_warm_start_writes_the_kept_report_and_loads_none_of_the_checks(tree, unkept, fmt):
+    # A digest is kept with a file's stamp only once its times are SETTLED_NS old (file_digests):
+    # the tree is let settle first, so the cold run keeps every digest however long it takes.
+    # (Without it, a cold run that ended before typo.sh settled and a warm one after it differed
+    # under load: the warm run then kept that digest, writing and importing json.)
+    import time
+
+    from verl_preflight.file_digests import SETTLED_NS
+
+    time.sleep(SETTLED_NS / 1e9 + 0.2)
     want = unkept(tree, "--format", fmt, ".")
     cold = run(tree, "--format", fmt, ".")
     assert CHECKS in cold.ours
