@@ -81,11 +81,11 @@ class Recorder:
         data = self(path)
         return None if data is None else data.decode("utf-8", "replace")
 
-    def listed(self, folder: str) -> None:
-        """Depend on which requirements files and Dockerfiles `folder` holds (a pin file added
-        after a run changes the target: the result kept from before is then not used)."""
-        key = os.path.abspath(folder) + STACK_LISTING
-        self.digests[key] = digest_of(key)
+    def listed(self, folder: str, names: list[str]) -> None:
+        """Depend on which requirements files and Dockerfiles `folder` holds, `names` (as
+        `stack_names` gave them): a pin file added after a run changes the target, and the
+        result kept from before is then not used."""
+        self.digests[os.path.abspath(folder) + STACK_LISTING] = _names_digest(names)
 
 
 def is_stack_file(name: str) -> bool:
@@ -102,6 +102,10 @@ def is_stack_file(name: str) -> bool:
 
 
 STACK_LISTING = os.sep + "[requirements or Dockerfiles]"  # folder + this: which of them the folder holds
+
+
+def _names_digest(names: list[str]) -> str:
+    return hashlib.sha256("\0".join(names).encode()).hexdigest()
 
 
 def stack_names(folder: str) -> list[str]:
@@ -164,7 +168,7 @@ def digest_of(path: str) -> str | None:
     if path.endswith(LISTING):
         return listing_digest(path[: -len(LISTING)], _walked)
     if path.endswith(STACK_LISTING):
-        return hashlib.sha256("\0".join(stack_names(path[: -len(STACK_LISTING)])).encode()).hexdigest()
+        return _names_digest(stack_names(path[: -len(STACK_LISTING)]))
     return file_digest(path)
 
 

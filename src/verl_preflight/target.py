@@ -253,16 +253,17 @@ def file_pins(path: str, text: str, shown: str) -> list[Pin]:
 
 def stack_files(start: str, looked_in=None) -> list[str]:
     """Requirements files and Dockerfiles in `start` and the folders above it, nearest first,
-    up to the repository root (a folder with .git) or the file system's root; `looked_in(folder)`
-    is told each folder looked in (what it holds is then a dependency of the result)."""
+    up to the repository root (a folder with .git) or the file system's root; `looked_in(folder,
+    names)` is told each folder looked in and the names found (a dependency of the result)."""
     from .source import stack_names
 
     out = []
     cur = os.path.abspath(start)
     for _ in range(32):
+        names = stack_names(cur)
         if looked_in is not None:
-            looked_in(cur)
-        out.extend(os.path.join(cur, n) for n in stack_names(cur))
+            looked_in(cur, names)
+        out.extend(os.path.join(cur, n) for n in names)
         parent = os.path.dirname(cur)
         if parent == cur or os.path.isdir(os.path.join(cur, ".git")):
             break
