@@ -49,18 +49,27 @@ def _usable(folder: str) -> str | None:
     """None when `folder` is private to this user (made so when it is ours), else why not."""
     try:
         os.makedirs(folder, mode=_PRIVATE, exist_ok=True)
-        info = os.stat(folder)
     except OSError as err:
         return f"cannot make {folder}: {err.strerror or err}"
+    return _why_not_ours(folder, os.stat)
+
+
+def _why_not_ours(path: str, stat_of) -> str | None:
+    """None when `path` (its `stat_of`: os.stat, or os.lstat where a link is refused) is a folder
+    of this user, made private when others could read it; else why not."""
+    try:
+        info = stat_of(path)
+    except OSError as err:
+        return f"cannot read {path}: {err.strerror or err}"
     if not stat.S_ISDIR(info.st_mode):
-        return f"{folder} is not a folder"
+        return f"{path} is not a folder"
     if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
-        return f"{folder} belongs to another user"
+        return f"{path} belongs to another user"
     if stat.S_IMODE(info.st_mode) & 0o077:
         try:
-            os.chmod(folder, _PRIVATE)
+            os.chmod(path, _PRIVATE)
         except OSError as err:
-            return f"cannot make {folder} private: {err.strerror or err}"
+            return f"cannot make {path} private: {err.strerror or err}"
     return None
 
 
@@ -89,20 +98,9 @@ def folder(*parts: str) -> str | None:
 
 
 def _ours(path: str) -> bool:
-    """Whether `path` is a folder of this user, not a link (a link planted there would send the
-    tool's writes elsewhere), private (made so when it is ours but others could read it)."""
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return False
-    if not stat.S_ISDIR(info.st_mode) or (hasattr(os, "geteuid") and info.st_uid != os.geteuid()):
-        return False
-    if stat.S_IMODE(info.st_mode) & 0o077:
-        try:
-            os.chmod(path, _PRIVATE)
-        except OSError:
-            return False
-    return True
+    """Whether `path` is a private folder of this user and not a link (a link planted there
+    would send the tool's writes elsewhere)."""
+    return _why_not_ours(path, os.lstat) is None
 
 
 @lru_cache(maxsize=8)
