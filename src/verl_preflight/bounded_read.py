@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from contextlib import contextmanager
 
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 
@@ -39,27 +40,30 @@ NOT_REGULAR = "not a regular file"
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
-def read_stamped(path: str, max_bytes: int = DEFAULT_MAX_BYTES, follow: bool = True) -> tuple[bytes, os.stat_result]:
-    """The file's bytes and the status of the descriptor they were read from (fstat: the file
-    read, whatever the name points at a moment later). Opened non-blocking (a FIFO does not
-    hang the open) and read only when regular; `follow=False` refuses a symbolic link as the
-    last component. ReadError (NotRegular) when it cannot be read, TooLarge over max_bytes."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | _CLOEXEC | (0 if follow else os.O_NOFOLLOW)
+@contextmanager
+def _opened(path: str, follow: bool = True):
+    """(descriptor, its status): opened non-blocking (a FIFO does not hang the open), closed on
+    leaving; `follow=False` refuses a symbolic link as the last component. OSError as os.open."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | _CLOEXEC | (0 if follow else os.O_NOFOLLOW))
     try:
-        fd = os.open(path, flags)
-    except OSError as err:
-        raise ReadError(path, err.strerror or str(err)) from err
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise NotRegular(path)
-        if info.st_size > max_bytes:
-            raise TooLarge(path)
-        data = _read_at_most(fd, min(max_bytes, info.st_size) + 1)  # a file that grew since: still bounded
-    except OSError as err:
-        raise ReadError(path, err.strerror or str(err)) from err
+        yield fd, os.fstat(fd)
     finally:
         os.close(fd)
+
+
+def read_stamped(path: str, max_bytes: int = DEFAULT_MAX_BYTES, follow: bool = True) -> tuple[bytes, os.stat_result]:
+    """The file's bytes and the status of the descriptor they were read from (fstat: the file
+    read, whatever the name points at a moment later), read only when regular (`_opened`).
+    ReadError (NotRegular) when it cannot be read, TooLarge over max_bytes."""
+    try:
+        with _opened(path, follow) as (fd, info):
+            if not stat.S_ISREG(info.st_mode):
+                raise NotRegular(path)
+            if info.st_size > max_bytes:
+                raise TooLarge(path)
+            data = _read_at_most(fd, min(max_bytes, info.st_size) + 1)  # a file that grew since: still bounded
+    except OSError as err:
+        raise ReadError(path, err.strerror or str(err)) from err
     if len(data) > max_bytes:
         raise TooLarge(path)
     return data, info
@@ -88,26 +92,19 @@ def read_bounded(path: str, max_bytes: int = SOURCE_MAX_BYTES, follow: bool = Tr
 
 
 def read_head(path: str, size: int) -> bytes:
-    """The first `size` bytes of a regular file (opened non-blocking); b"" when it is not one."""
+    """The first `size` bytes of a regular file (`_opened`); b"" when it is not one."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | _CLOEXEC)
+        with _opened(path) as (fd, info):
+            return _read_at_most(fd, size) if stat.S_ISREG(info.st_mode) else b""
     except OSError:
         return b""
-    try:
-        return _read_at_most(fd, size) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
-    except OSError:
-        return b""
-    finally:
-        os.close(fd)
 
 
 def streamed_digest(path: str) -> tuple[os.stat_result, str | None]:
-    """(the file's status, the SHA-256 of its bytes): opened non-blocking (a FIFO does not hang
-    it), read in chunks (memory stays bounded); no digest for what is not a regular file or is
-    larger than DIGEST_MAX_BYTES (a link to /dev/zero is a device: never read)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | _CLOEXEC)
-    try:
-        info = os.fstat(fd)
+    """(the file's status, the SHA-256 of its bytes): read in chunks (memory stays bounded); no
+    digest for what is not a regular file or is larger than DIGEST_MAX_BYTES (a link to
+    /dev/zero is a device: never read). OSError when it cannot be opened."""
+    with _opened(path) as (fd, info):
         if not stat.S_ISREG(info.st_mode) or info.st_size > DIGEST_MAX_BYTES:
             return info, None
         h, left = hashlib.sha256(), DIGEST_MAX_BYTES + 1
@@ -115,5 +112,3 @@ def streamed_digest(path: str) -> tuple[os.stat_result, str | None]:
             h.update(chunk)
             left -= len(chunk)
         return info, (h.hexdigest() if left > 0 else None)
-    finally:
-        os.close(fd)
