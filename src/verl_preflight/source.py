@@ -162,9 +162,22 @@ def python_files(top: str) -> list[str]:
     return paths
 
 
+UNPARSED = os.sep + "[nests too deeply for Python's parser]"  # module + this: ast.parse gave up on it
+
+
+def unparsed(path: str) -> None:
+    """Record that the module at `path` (read by read_source) nests too deeply for `ast.parse`:
+    a dependency like the module itself (its digest), which the report names (`not read: ...`)
+    in every run that relied on it, warm or cold, whatever fact was kept from it."""
+    path = os.path.abspath(path)
+    SOURCES_READ[path + UNPARSED] = SOURCES_READ[path] if path in SOURCES_READ else digest_of(path)
+
+
 def digest_of(path: str) -> str | None:
-    """SHA-256 of a file's bytes now (of a folder's listing for a `folder + LISTING` entry);
-    None when it cannot be read."""
+    """SHA-256 of a file's bytes now (of a folder's listing for a `folder + LISTING` entry;
+    of the module for a `module + UNPARSED` one); None when it cannot be read."""
+    if path.endswith(UNPARSED):
+        return file_digest(path[: -len(UNPARSED)])
     if path.endswith(LISTING):
         return listing_digest(path[: -len(LISTING)], _walked)
     if path.endswith(STACK_LISTING):

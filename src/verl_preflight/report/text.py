@@ -126,16 +126,19 @@ def pass_notes(results, empty_folders=()) -> list[str]:
 def refused(results) -> list[tuple[str, str]]:
     """[(path, why)] of the files of verl, Megatron or a model the run's checks asked for and the
     bounded reader refused (a FIFO, a device such as a link to /dev/zero, a file larger than any
-    source): named once a run, whatever script asked first."""
+    source) or `ast.parse` gave up on (source.UNPARSED): named once a run, whatever script asked first."""
     import os
     import stat
 
     from ..bounded_read import SOURCE_MAX_BYTES
-    from ..source import SOURCES
+    from ..source import SOURCES, UNPARSED
 
     paths = sorted({p for r in results for key in r.deps if key.startswith(SOURCES) for p in key[len(SOURCES) :].split(os.pathsep) if p})
     out = []
     for path in paths:
+        if path.endswith(UNPARSED):
+            out.append((path[: -len(UNPARSED)], "it nests too deeply for Python's parser"))
+            continue
         try:
             info = os.stat(path)
         except OSError:

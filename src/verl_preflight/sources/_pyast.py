@@ -12,21 +12,29 @@ from collections import deque
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..source import read_source
+from ..source import read_source, unparsed
 
 
 @lru_cache(maxsize=512)
 def parse_file(path: str) -> ast.Module | None:
     """The module's syntax tree, or None when the file is missing or does not parse."""
     text = read_source(path)
-    if text is None:
-        return None
+    return None if text is None else _parsed(text, path)
+
+
+def _parsed(text: str, path: str) -> ast.Module | None:
+    """`ast.parse` of a module read by read_source; None when it does not parse. One nested past
+    the parser's depth is recorded as that module's (`unparsed`: the report names it), never
+    the script's."""
     try:
         with warnings.catch_warnings():  # verl's own `'\%'` escapes: its warnings, not ours to show
             warnings.simplefilter("ignore")
             return ast.parse(text, filename=path)
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-        return None  # (a module nested past the parser's depth is that module's, never the script's)
+    except (SyntaxError, ValueError):
+        return None
+    except (RecursionError, MemoryError):
+        unparsed(path)
+        return None
 
 
 def parse_mentioning(path: str, *words: str) -> ast.Module | None:
@@ -70,11 +78,8 @@ def statement_at(span: Span | None) -> ast.stmt | None:
         return None
     found = parsed_alone(span, text, lines)
     if found is None:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                tree = ast.parse(text, filename=span.path)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = _parsed(text, span.path)
+        if tree is None:
             return None
         found = next((n for n in walk(tree) if isinstance(n, ast.stmt) and Span.of(span.path, n) == span), None)
     return found
