@@ -17,7 +17,7 @@ setup: $(STAMP) $(ASCEND_STACK)
 $(STAMP): pyproject.toml Makefile
 	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install --quiet --upgrade pip
-	$(VPY) -m pip install --quiet -e '.[test,lsp]'
+	$(VPY) -m pip install --quiet -e '.[test,lsp,fuzz]'
 	# bytecode for the editable install, compiled once (a first run does not pay for it)
 	$(VPY) -m compileall -q src tools
 	$(VPY) -m pip install --quiet --no-deps verl==0.9.1 megatron-core==0.16.1
@@ -59,16 +59,22 @@ bench: $(STAMP)
 	$(VPY) bench/bench_validate.py --markdown docs/benchmarks/validate.md
 	$(VPY) bench/bench_scaling.py --markdown docs/benchmarks/scaling.md
 
-# atheris for FUZZ_SECONDS (15 minutes) on a seed corpus: the examples, the fixtures and the
-# hostile inputs of fuzz/seeds (quadratic expansions, backtracking regexes, huge arithmetic)
-FUZZ_SECONDS ?= 900
+# atheris on each target of fuzz/targets.py (a launch script, a vendored verl check, a YAML
+# config, a planted folder, the language server's input, command-line values) for FUZZ_SECONDS
+# each (6 x 150 s: 15 minutes); seeds: fuzz/seeds/TARGET, and the examples and fixtures for the
+# script target. `make fuzz FUZZ_TARGETS=pyeval FUZZ_SECONDS=600`: one target, longer.
+FUZZ_SECONDS ?= 150
+FUZZ_TARGETS ?= script pyeval yaml files lsp cli
 fuzz: $(STAMP)
-	$(VPY) -m pip install --quiet atheris
-	rm -rf $(VENV)/fuzz-corpus && mkdir -p $(VENV)/fuzz-corpus
-	find examples tests/fixtures fuzz/seeds -type f -name '*.sh' -exec cp --backup=numbered {} $(VENV)/fuzz-corpus/ \;
+	$(VPY) -c "import atheris" 2>/dev/null || $(VPY) -m pip install --quiet atheris
 	mkdir -p $(VENV)/fuzz-artifacts
-	$(VPY) fuzz/fuzz_validate.py $(VENV)/fuzz-corpus -max_total_time=$(FUZZ_SECONDS) -timeout=30 -rss_limit_mb=2048 \
-		-artifact_prefix=$(VENV)/fuzz-artifacts/
+	for t in $(FUZZ_TARGETS); do \
+		rm -rf $(VENV)/fuzz-corpus/$$t && mkdir -p $(VENV)/fuzz-corpus/$$t && cp fuzz/seeds/$$t/* $(VENV)/fuzz-corpus/$$t/ || exit 1; \
+		if [ $$t = script ]; then find examples tests/fixtures -type f -name '*.sh' \
+			-exec cp --backup=numbered {} $(VENV)/fuzz-corpus/script/ \; ; fi; \
+		$(VPY) fuzz/fuzz_validate.py --target $$t $(VENV)/fuzz-corpus/$$t -max_total_time=$(FUZZ_SECONDS) \
+			-timeout=30 -rss_limit_mb=2048 -artifact_prefix=$(VENV)/fuzz-artifacts/$$t- || exit 1; \
+	done
 
 docs: $(STAMP)
 	$(VPY) -c "import sys; sys.path.insert(0, 'src'); from verl_preflight.report.rule_docs import markdown; open('docs/rules.md', 'w').write(markdown())"

@@ -1,42 +1,38 @@
-"""atheris harness: any bytes as a launch script must never raise out of the validator.
+"""atheris harness: any bytes, as any input the tool reads, must never raise out of it.
 
-    make fuzz     # or: python fuzz/fuzz_validate.py CORPUS_DIR -max_total_time=1800
+    make fuzz                                   # every target, FUZZ_SECONDS each
+    python fuzz/fuzz_validate.py --target pyeval CORPUS_DIR -max_total_time=600
 
-The seed corpus is the example and fixture scripts (`make fuzz` copies them). Each input is
-parsed, every profile is evaluated with small budgets, and launches are checked against
-verl's config (cache in memory).
+The targets (a launch script, a vendored verl check, a YAML config, a planted folder, the
+language server's input, command-line values) are in targets.py; their seeds in seeds/TARGET/
+(`make fuzz` adds the example and fixture scripts to the script target's).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import tempfile
 
 import atheris
 
-with atheris.instrument_imports():
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
-    from verl_preflight.hydra_stage.tree import ConfigCache, ConfigCaches, locate
-    from verl_preflight.rules.schema import load_schema
-    from verl_preflight.shell.state import Budget
-    from verl_preflight.validate import Options, validate_script
+with atheris.instrument_imports():  # the tool's modules, imported here to be instrumented
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from targets import TARGETS, import_all
 
-CACHE = ConfigCaches(ConfigCache(locate(None), use_disk=False))
-OPTS = Options(max_profiles=8, budget=Budget(steps=20_000, states=16, loop_iterations=200), schema=load_schema())
-WORKDIR = tempfile.mkdtemp(prefix="fuzz-")
-PATH = os.path.join(WORKDIR, "input.sh")
-
-
-def test_one(data: bytes) -> None:
-    with open(PATH, "wb") as fh:
-        fh.write(data)
-    validate_script(PATH, CACHE, OPTS)
+    import_all()
 
 
 def main() -> None:
+    argv = list(sys.argv)
+    name = "script"
+    if "--target" in argv:
+        at = argv.index("--target")
+        name = argv[at + 1]
+        del argv[at : at + 2]
+    if name not in TARGETS:
+        sys.exit(f"fuzz_validate.py: --target {name!r}: one of {', '.join(TARGETS)}")
     sys.setrecursionlimit(10_000)
-    atheris.Setup(sys.argv, test_one)
+    atheris.Setup(argv, TARGETS[name])
     atheris.Fuzz()
 
 

@@ -3,7 +3,7 @@ the host. One test per measured case, each asserting a counted outcome (the valu
 `incomplete` note naming the bound, the work counted), never the clock; inputs are sized from the
 bounds themselves (shell/limits.py), so the tests stay small if a bound changes.
 
-The six hostile inputs, at a size that stays under 64 KB, are fuzz/seeds/bound_*.sh.
+The six hostile inputs, at a size that stays under 64 KB, are fuzz/seeds/script/bound_*.sh.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from verl_preflight.shell.parse import parse_script
 from verl_preflight.validate import Options, validate_script
 from verl_preflight.values import Loc
 
-SEEDS = os.path.join(ROOT, "fuzz", "seeds")
+SEEDS = os.path.join(ROOT, "fuzz", "seeds", "script")
 BASH = shutil.which("bash")
 
 

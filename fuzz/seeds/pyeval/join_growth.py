@@ -1,0 +1,3 @@
+s = "ab"
+for _ in range(40):
+    s = s.join([s, s])

@@ -1,0 +1,3 @@
+s = [1, 2]
+for _ in range(60):
+    s = s + s

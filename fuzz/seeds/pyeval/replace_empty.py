@@ -1,0 +1,2 @@
+s = "abcdefgh" * 1000
+t = s.replace("", s)

@@ -1,0 +1,3 @@
+x = 2 ** 64
+for _ in range(30):
+    x = x * x

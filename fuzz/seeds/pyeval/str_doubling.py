@@ -1,0 +1,3 @@
+s = "ab"
+for _ in range(60):
+    s = s + s
