@@ -226,7 +226,15 @@ def _missing_depth(tree: dict, key: str) -> int:
 
 def _selectors(cache, config_name: str) -> list[tuple[str, str, list[str]]]:
     """[(group, default option, options)] of the root config's `- group: option` defaults whose
-    group has more than one option in the config folders (verl's model_engine)."""
+    group has more than one option in the config folders (verl's model_engine): read once per
+    tree and root config (kept on `cache`, which lives as long as the tree's digest holds)."""
+    memo = cache.__dict__.setdefault("_selectors", {})
+    if config_name not in memo:
+        memo[config_name] = _read_selectors(cache, config_name)
+    return memo[config_name]
+
+
+def _read_selectors(cache, config_name: str) -> list[tuple[str, str, list[str]]]:
     import yaml
 
     from ..bounded_read import read_bounded
