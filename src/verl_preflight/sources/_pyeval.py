@@ -108,6 +108,14 @@ class _Raised(Exception):
     """A `raise` was reached: unwinds to the enclosing `if` block or call."""
 
 
+class _Break(Exception):
+    """A `break` reached: unwinds to its loop."""
+
+
+class _Continue(Exception):
+    """A `continue` reached: unwinds to its loop's next turn."""
+
+
 class _Return(Exception):
     def __init__(self, value):
         self.value = value
@@ -249,6 +257,7 @@ class Evaluator:
         self.assigned: list[Assigned] = []
         self.built: set[str] = set()  # config sections built into dataclasses
         self.frames: list[_Frame] = []
+        self.lost_jump = False  # a `break` or `continue` of the loop being followed was not followed
         self.statement = 0  # where the reads of the statement being evaluated start
         self.compared: dict = {}  # id(Compare) -> the constants one value was compared with
         self.scope: dict = {}  # the names of the last `run`
@@ -520,20 +529,42 @@ class Evaluator:
         scope[node.name] = _Function(node, module, closure=scope)
 
     def for_stmt(self, node: ast.For, scope: dict, module: str) -> None:
+        """A `for` over a known list, turn by turn, with `break`, `continue` and `else` as CPython
+        runs them. Not followed (the loop's target and all its body and `else` assign become
+        unknown): a loop over an unknown, one of more than _MAX_TURNS turns, and one whose turns
+        became unknown on the way (`lost_jump`: a `break` under an unknown test), after that turn."""
         items = self.expr(node.iter, scope, module)
         if isinstance(items, dict):
             items = list(items)
-        if (
-            not isinstance(items, list | tuple | range | str)
-            or node.orelse
-            or len(items) > _MAX_TURNS  # cut short, the loop would leave what its last turns assign
-            or _jumps(node.body)  # `break`, `continue`: not followed, so the loop is not either
-        ):
+        if not isinstance(items, list | tuple | range | str) or len(items) > _MAX_TURNS:
             self.havoc([node], scope, module)
             return
-        for item in items:
-            self.assign(node.target, item, scope, module)
-            self.block(node.body, scope, module)
+        outer, self.lost_jump = self.lost_jump, False
+        lost = False
+        try:
+            for item in items:
+                self.assign(node.target, item, scope, module)
+                try:
+                    self.block(node.body, scope, module)
+                except _Continue:
+                    pass
+                except _Break:
+                    return  # (no `else`)
+                if self.lost_jump:
+                    lost = True
+                    break
+        finally:
+            self.lost_jump = outer
+        if lost:
+            self.havoc([node], scope, module)  # (an `else` that jumps in the loop around: lost there)
+            return
+        self.block(node.orelse, scope, module)
+
+    def break_stmt(self, node: ast.Break, scope: dict, module: str) -> None:
+        raise _Break
+
+    def continue_stmt(self, node: ast.Continue, scope: dict, module: str) -> None:
+        raise _Continue
 
     def with_stmt(self, node: ast.With, scope: dict, module: str) -> None:
         for item in node.items:
@@ -543,10 +574,23 @@ class Evaluator:
         self.block(node.body, scope, module)
 
     def try_stmt(self, node: ast.Try, scope: dict, module: str) -> None:
-        if node.handlers:
+        if node.handlers or node.orelse:
             self.havoc([node], scope, module)
             return
-        self.block(node.body, scope, module)
+        failed = len(self.failures)
+        try:
+            self.block(node.body, scope, module)
+        except (_Break, _Continue, _Return, _Raised):
+            self.block(node.finalbody, scope, module)  # `finally` runs on the way out, as CPython's
+            raise
+        except _Stop:
+            if len(self.failures) == failed or not node.finalbody:
+                raise  # the budget, or nothing to run on the way out
+            first = self.failures[failed:]  # the failure that ends the run runs `finally` first:
+            del self.failures[failed:]  # a failure there replaces it, a jump out of it drops it
+            self.block(node.finalbody, scope, module)
+            self.failures[failed:failed] = first
+            raise
         self.block(node.finalbody, scope, module)
 
     def nothing(self, node: ast.stmt, scope: dict, module: str) -> None:
@@ -575,6 +619,8 @@ class Evaluator:
                     self.forget(target, scope, module)
                 if handler:
                     scope[node.name] = UNKNOWN
+        if _jumps(stmts):  # a `break` or `continue` not followed: the loop's turns are unknown
+            self.lost_jump = True
 
     def forget(self, target, scope: dict, module: str) -> None:
         if isinstance(target, ast.Name):
@@ -1209,6 +1255,8 @@ _STATEMENTS = {
     ast.For: Evaluator.for_stmt,
     ast.With: Evaluator.with_stmt,
     ast.Try: Evaluator.try_stmt,
+    ast.Break: Evaluator.break_stmt,
+    ast.Continue: Evaluator.continue_stmt,
     ast.ImportFrom: Evaluator.import_from,
     ast.Pass: Evaluator.nothing,
     ast.Import: Evaluator.nothing,
@@ -1286,8 +1334,8 @@ _MAX_TURNS = 1000  # turns of a `for` followed; a longer loop is not followed (w
 
 
 def _jumps(body: list) -> bool:
-    """Whether a loop body holds a `break` or `continue` of its own (not one of a loop or a
-    function inside it)."""
+    """Whether statements hold a `break` or `continue` of the loop around them (not one of a loop
+    or a function inside them)."""
     stack = list(body)
     while stack:
         node = stack.pop()
