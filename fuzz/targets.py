@@ -94,7 +94,7 @@ def pyeval(data: bytes) -> None:
     import ast
     import warnings
 
-    from verl_preflight.sources._pyeval import Evaluator, Obj, V
+    from verl_preflight.sources.pyeval import Evaluator, Obj, V
 
     text = data.decode("utf-8", "replace")
     code = "def check(self):\n" + "".join("    " + line + "\n" for line in text.splitlines() or ["pass"])
@@ -246,7 +246,7 @@ def import_all() -> None:
     import verl_preflight.cli  # noqa: F401
     import verl_preflight.file_digests  # noqa: F401
     import verl_preflight.lsp  # noqa: F401
-    import verl_preflight.sources._pyeval  # noqa: F401
+    import verl_preflight.sources.pyeval  # noqa: F401
     import verl_preflight.validate  # noqa: F401
 
     _checking()

@@ -164,7 +164,7 @@ def test_a_value_that_grows_past_the_budget_is_unknown_not_built(code):
 
     body = "def f(self):\n" + "".join("    " + ln + "\n" for ln in (code + "\ndone = 1").splitlines())
     script = "import ast\n" + (
-        "from verl_preflight.sources._pyeval import UNKNOWN, Evaluator, Obj, V\n"
+        "from verl_preflight.sources.pyeval import UNKNOWN, Evaluator, Obj, V\n"
         "class View:\n    tree = {}\n    def raw(self, k): return None\n    def value(self, k): return None\n"
         "    def setting(self, k): return None\n"
         f"code = {body!r}\n"

@@ -1,4 +1,4 @@
-"""The evaluator of verl's checks (sources/_pyeval.py) against CPython, on generated programs
+"""The evaluator of verl's checks (sources/pyeval/) against CPython, on generated programs
 of its subset (issue 46 item 3): assignments, `+=`, arithmetic that can divide by zero, `if`
 and `else`, `for` over lists and ranges with `break`, `continue` and `else`, `try`/`finally`,
 `assert` and `raise`.
@@ -17,7 +17,7 @@ import ast
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from verl_preflight.sources._pyeval import UNKNOWN, Evaluator, Obj, V
+from verl_preflight.sources.pyeval import UNKNOWN, Evaluator, Obj, V
 
 NAMES = ("a", "b", "c")
 KINDS = ("AssertionError", "ValueError", "ZeroDivisionError", "TypeError")

@@ -18,7 +18,7 @@ import pytest
 from conftest import ROOT, SHARED
 from conftest import run_cli as run
 
-from verl_preflight.sources._pyeval import UNKNOWN, Evaluator, Node, Obj, V
+from verl_preflight.sources.pyeval import UNKNOWN, Evaluator, Node, Obj, V
 
 CORPUS = os.path.join(SHARED, "corpus")
 TREES = {

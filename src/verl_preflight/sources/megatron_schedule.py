@@ -9,7 +9,7 @@ smaller than the pipeline (megatron-core 0.12.0 pipeline_parallel/schedules.py:
 777-798); the group size defaults to the pipeline size
 (`ModelParallelConfig.__post_init__`, model_parallel_config.py:389-390).
 `interleaved_failure` runs those functions of the megatron-core release the
-stack names with sources/_pyeval.py over the launch's sizes: nothing of
+stack names with sources/pyeval/ over the launch's sizes: nothing of
 Megatron is imported.
 """
 
@@ -22,7 +22,7 @@ from functools import lru_cache
 
 from ..derived import kept_reading
 from ._pyast import ParsedWhenUsed, Span, parse_file, statement_at
-from ._pyeval import UNKNOWN, Evaluator, Failure, Obj, V
+from .pyeval import UNKNOWN, Evaluator, Failure, Obj, V
 from .megatron import SOURCE_FILES, installed_tree_of, megatron_file
 
 SCHEDULES = ("megatron", "core", "pipeline_parallel", "schedules.py")

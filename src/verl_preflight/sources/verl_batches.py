@@ -5,7 +5,7 @@
   (workers/fsdp_workers.py, workers/megatron_workers.py) turn the global
   mini and micro batch sizes into per-GPU ones and assert on the result.
   `normalization` runs those constructors over the launch's config with
-  sources/_pyeval.py (world size, data-parallel size from the
+  sources/pyeval/ (world size, data-parallel size from the
   `initialize_model_parallel` call the constructor makes), for the roles the
   trainer builds: the actor/rollout worker, the ref worker, the critic.
 - Engine workers (verl 0.8 on; v0.7 with use_legacy_worker_impl=disable). The
@@ -31,7 +31,7 @@ from functools import lru_cache
 
 from ..derived import kept, kept_reading
 from ._pyast import Span, parse_file, statement_at, walk
-from ._pyeval import UNKNOWN, Assigned, Evaluator, Failure, Node, Obj, V
+from .pyeval import UNKNOWN, Assigned, Evaluator, Failure, Node, Obj, V
 from .verl_lengths import Cite, _class_methods, _config_test, _parents, _rel, given, verl_imports, world_size
 
 ARF = "actor_rollout_ref"

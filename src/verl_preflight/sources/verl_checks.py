@@ -1,7 +1,7 @@
 """The checks verl runs on its config at start, read from the code of the launch's verl and evaluated.
 
 Nothing is imported or executed: the functions are read with `ast` from the verl
-tree (installed, fetched or vendored alike) and evaluated by sources/_pyeval.py
+tree (installed, fetched or vendored alike) and evaluated by sources/pyeval/
 over the launch's effective config (`rules.view.LaunchView`), with verl's registry
 as its sources (verl's functions, methods, `super()`, `omega_conf_to_dataclass`
 with the dataclass's `__post_init__`) and as a linter does: every failure is
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ._pyast import parse_file, walk
-from ._pyeval import _TAINT, UNKNOWN, Evaluator, Members, Node, Obj
+from .pyeval import _TAINT, UNKNOWN, Evaluator, Members, Node, Obj
 from ..source import read_source
 
 MAX_STEPS = 20_000  # statements per check: a counted budget, never the clock

@@ -15,7 +15,7 @@ Two places decide whether a launch's prompt + response fits:
   engine arguments (the sync rollout's constructor in verl 0.4, the async
   server's constructor and `_validate_configs` later) over the launch's config
   and the model's config (`max_position_embeddings`, `rope_scaling`), with
-  sources/_pyeval.py: what verl refuses itself (an assert, a ValueError), what it
+  sources/pyeval/: what verl refuses itself (an assert, a ValueError), what it
   rewrites (max_model_len, max_num_batched_tokens) and the max_model_len,
   max_num_batched_tokens and enable_chunked_prefill vLLM then gets.
 """
@@ -31,7 +31,7 @@ from functools import lru_cache
 from ..derived import kept
 from ..source import python_files, read_source
 from ._pyast import ParsedWhenUsed, Span, module_files, parse_file, parse_mentioning, walk
-from ._pyeval import UNKNOWN, Evaluator, Failure, Node, Obj, V
+from .pyeval import UNKNOWN, Evaluator, Failure, Node, Obj, V
 
 BUDGET_SUFFIX = "max_token_len_per_gpu"
 

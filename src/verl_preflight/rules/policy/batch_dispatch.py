@@ -24,7 +24,7 @@ Validation batches are padded by verl to the divisor and never fail here.
 
 from __future__ import annotations
 
-from ...sources._pyeval import UNKNOWN
+from ...sources.pyeval import UNKNOWN
 from ...sources.verl_batches import generation_split, training_split
 from .. import Rule
 from ..evaluation import said_by_verl

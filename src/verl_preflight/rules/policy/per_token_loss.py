@@ -6,7 +6,7 @@ loss (verl 0.9.0 workers/engine/megatron/transformer_impl.py:1440-1463,
 dynamic context parallel raises ValueError (0.9.0; the guard is gone in 0.9.1),
 and BSHD (`megatron.use_remove_padding=False`) raises ValueError (0.9.0, 0.9.1).
 The rule runs that block of the launch's verl over the actor's config
-(sources/verl_batches.py, sources/_pyeval.py), at the first update.
+(sources/verl_batches.py, sources/pyeval/), at the first update.
 
 Whether Megatron computes the loss per token is the stack's: the launch turns it
 on itself with `override_transformer_config.calculate_per_token_loss=True`
