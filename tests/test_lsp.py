@@ -317,3 +317,26 @@ async def test_the_log_says_what_each_check_was_checked_against(client: Language
     await _published(client, uri, 1)
     said = [m.message for m in client.log_messages if "checked against" in m.message]
     assert any(m.endswith("run.sh: checked against verl 0.9.1 (installed) (1 launch)") for m in said), said
+
+
+async def test_an_edit_of_a_vendored_config_tree_is_checked_at_the_next_change(client: LanguageClient, workspace):
+    """Issue 46: with a vendored verl, deleting a key from its ppo_trainer.yaml left the
+    diagnostics as they were until the server restarted (the tree's compositions were kept under
+    the digest it had). The next check composes from the files as they are now."""
+    from verl_preflight.config_location import installed_root
+
+    project = workspace / "vendoring"
+    shutil.copytree(installed_root(), project / "verl", ignore=shutil.ignore_patterns("__pycache__"))
+    (project / ".git").mkdir()
+    text = 'python3 -m verl.trainer.main_ppo trainer.total_epochs=2 "$@"\n'
+    (project / "run.sh").write_text(text)
+    uri = _open(client, project / "run.sh", text)
+    assert not any(d.code == "override-missing-key" for d in await _published(client, uri, 1))
+    config = project / "verl" / "trainer" / "config" / "ppo_trainer.yaml"
+    yaml = config.read_text()
+    assert "\n  total_epochs: 30\n" in yaml
+    config.write_text(yaml.replace("\n  total_epochs: 30\n", "\n"))
+    start = len(client.published)
+    _change(client, uri, 2, text + "# edited\n")
+    after = await _published(client, uri, 2, after=start)
+    assert [d.code for d in after if d.severity == types.DiagnosticSeverity.Error] == ["override-missing-key"], after

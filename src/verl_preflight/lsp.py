@@ -416,6 +416,7 @@ class Server:
             pass
         run = self._setup(args)
         run.caches.begin_check()  # what was found of the script's project is asked again (files may have changed)
+        run.caches.forget_changed_trees()  # a config tree edited since: composed from its files now
         opts = replace(run.opts, buffers={p: b for p, b in buffers.items() if p != "-"}, stdin=buffers.get("-"))
         results, unreadable = run_files([path], run.caches, opts, 1)
         if unreadable:
