@@ -33,7 +33,7 @@ LAYERS = [
     {"rules"},
     {"target", "target_config", "hydra_stage", "launches", "layout", "memory", "stack", "machine"},
     {"shell", "sources"},
-    {"values", "bounded_read", "source", "config_location", "repository", "edits", "findings", "data", "cache_files", "file_digests", "plain", "derived", "yaml_read", "shipped", ""},
+    {"values", "bounded_read", "source", "config_location", "repository", "edits", "findings", "data", "cache_files", "file_digests", "plain", "derived", "yaml_read", "shipped", "process_memos", ""},
 ]
 NEVER = {("report", "hydra_stage"), ("report", "shell"), ("report", "sources"), ("shell", "sources"),
          ("sources", "shell")}

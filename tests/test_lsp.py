@@ -340,3 +340,27 @@ async def test_an_edit_of_a_vendored_config_tree_is_checked_at_the_next_change(c
     _change(client, uri, 2, text + "# edited\n")
     after = await _published(client, uri, 2, after=start)
     assert [d.code for d in after if d.severity == types.DiagnosticSeverity.Error] == ["override-missing-key"], after
+
+
+async def test_an_edit_of_a_vendored_verl_module_is_checked_at_the_next_change(client: LanguageClient, workspace):
+    """Issue 46: the facts, syntax trees and memos read from a vendored verl's Python outlived the
+    check that read them; an assert added to its validate_config was not seen until the server
+    restarted. A source changed since the last check makes the server forget what it read."""
+    from verl_preflight.config_location import installed_root
+
+    project = workspace / "vendoring-python"
+    shutil.copytree(installed_root(), project / "verl", ignore=shutil.ignore_patterns("__pycache__"))
+    (project / ".git").mkdir()
+    text = 'python3 -m verl.trainer.main_ppo trainer.total_epochs=2 "$@"\n'
+    (project / "run.sh").write_text(text)
+    uri = _open(client, project / "run.sh", text)
+    assert not any("edited check" in d.message for d in await _published(client, uri, 1))
+    module = project / "verl" / "utils" / "config.py"
+    code = module.read_text()
+    anchor = '    """\n    # number of GPUs total'
+    assert anchor in code
+    module.write_text(code.replace(anchor, '    """\n    assert config.trainer.total_epochs > 5, "edited check"\n    # number of GPUs total', 1))
+    start = len(client.published)
+    _change(client, uri, 2, text + "# edited\n")
+    after = await _published(client, uri, 2, after=start)
+    assert any("edited check" in d.message and d.code == "verl-check" for d in after), after

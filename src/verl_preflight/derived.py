@@ -38,6 +38,11 @@ FORMAT = 1
 _NOW: dict = {}  # path -> its digest, read once a process (sources do not change during a run)
 
 
+def forget_digests() -> None:
+    """Forget the digests read for `_unchanged` (process_memos: a source changed since)."""
+    _NOW.clear()
+
+
 def _unchanged(reads) -> bool:
     if not isinstance(reads, dict):
         return False

@@ -64,6 +64,16 @@ def serve(make_args) -> int:
     return 0
 
 
+def _forget_what_changed(run) -> None:
+    """Before a check: what files may have changed since the last one is asked again."""
+    from . import process_memos
+
+    run.caches.begin_check()  # what was found of the script's project (its verl, its entry modules)
+    run.caches.forget_changed_trees()  # a config tree edited since: composed from its files now
+    if process_memos.sources_changed():  # a vendored verl's module edited since: read anew
+        process_memos.forget_all()
+
+
 @dataclass
 class Checked:
     """One check of an open script: what it published and what hover and code actions read."""
@@ -415,8 +425,7 @@ class Server:
         except DiscoverError:
             pass
         run = self._setup(args)
-        run.caches.begin_check()  # what was found of the script's project is asked again (files may have changed)
-        run.caches.forget_changed_trees()  # a config tree edited since: composed from its files now
+        _forget_what_changed(run)
         opts = replace(run.opts, buffers={p: b for p, b in buffers.items() if p != "-"}, stdin=buffers.get("-"))
         results, unreadable = run_files([path], run.caches, opts, 1)
         if unreadable:
