@@ -139,7 +139,7 @@ def worst_script(files: list[str], config: str | None, env: dict) -> tuple[float
     with cache_of(env):
         from verl_preflight.hydra_stage.tree import ConfigCache, ConfigCaches, locate
         from verl_preflight.rules.schema import load_schema
-        from verl_preflight.validate import Options, validate_script
+        from verl_preflight.pipeline.validate import Options, validate_script
 
         cache = ConfigCaches(ConfigCache(locate(config), use_disk=True))
         opts = Options(schema=load_schema())
@@ -156,7 +156,7 @@ def settle() -> None:
     measured as a checkout older than a second or two, whose digests a run keeps; one copied
     this very moment would be hashed again by the next run, the first warm one included."""
     sys.path.insert(0, os.path.join(ROOT, "src"))
-    from verl_preflight.file_digests import SETTLED_NS
+    from verl_preflight.store.file_digests import SETTLED_NS
 
     time.sleep(SETTLED_NS / 1e9 + 0.2)
 
@@ -224,8 +224,8 @@ def in_process_recheck(path: str) -> tuple[float, float]:
     sys.path.insert(0, os.path.join(ROOT, "src"))
     from dataclasses import replace
 
-    from verl_preflight import application, cli
-    from verl_preflight.runner import run_files
+    from verl_preflight.app import application, cli
+    from verl_preflight.app.runner import run_files
 
     args = cli.lsp_check_args(cli._lsp_args([]), path)
     args.paths = []

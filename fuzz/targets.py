@@ -58,7 +58,7 @@ def _checking():
         from verl_preflight.hydra_stage.tree import ConfigCache, ConfigCaches, locate
         from verl_preflight.rules.schema import load_schema
         from verl_preflight.shell.state import Budget
-        from verl_preflight.validate import Options
+        from verl_preflight.pipeline.validate import Options
 
         caches = ConfigCaches(ConfigCache(locate(None), use_disk=False))
         budget = Budget(steps=20_000, states=16, loop_iterations=200)
@@ -67,7 +67,7 @@ def _checking():
 
 
 def script(data: bytes) -> None:
-    from verl_preflight.validate import validate_script
+    from verl_preflight.pipeline.validate import validate_script
 
     path = os.path.join(_fresh("script"), "input.sh")
     with open(path, "wb") as fh:
@@ -109,7 +109,7 @@ def pyeval(data: bytes) -> None:
 
 
 def yaml(data: bytes) -> None:
-    from verl_preflight.validate import validate_script
+    from verl_preflight.pipeline.validate import validate_script
 
     folder = _fresh("yaml")
     config = os.path.join(folder, "config")
@@ -147,7 +147,8 @@ def _plant(folder: str, data: bytes) -> list[str]:
 
 
 def files(data: bytes) -> None:
-    from verl_preflight import bounded_read, cache_files, file_digests, source
+    from verl_preflight.core import bounded_read, source
+    from verl_preflight.store import cache_files, file_digests
 
     cache = os.environ["XDG_CACHE_HOME"]
     shutil.rmtree(cache, ignore_errors=True)
@@ -176,7 +177,7 @@ def lsp(data: bytes) -> None:
 
     from pygls.io_ import run
 
-    from verl_preflight.lsp import SOURCE, BoundedInput, _protocol_class
+    from verl_preflight.app.lsp import SOURCE, BoundedInput, _protocol_class
 
     if not _LSP:
         import logging
@@ -209,7 +210,7 @@ _OPTIONS = ("--format", "--verl", "--profile", "--device")
 
 
 def cli(data: bytes) -> None:
-    from verl_preflight.cli import main
+    from verl_preflight.app.cli import main
 
     folder = _fresh("cli")
     script_path = os.path.join(folder, "run.sh")
@@ -243,11 +244,11 @@ def import_all() -> None:
     import pygls.io_  # noqa: F401
     import pygls.lsp.server  # noqa: F401
 
-    import verl_preflight.cli  # noqa: F401
-    import verl_preflight.file_digests  # noqa: F401
-    import verl_preflight.lsp  # noqa: F401
+    import verl_preflight.app.cli  # noqa: F401
+    import verl_preflight.store.file_digests  # noqa: F401
+    import verl_preflight.app.lsp  # noqa: F401
     import verl_preflight.sources.pyeval  # noqa: F401
-    import verl_preflight.validate  # noqa: F401
+    import verl_preflight.pipeline.validate  # noqa: F401
 
     _checking()
 

@@ -20,7 +20,7 @@ SHARED = os.path.join(os.path.dirname(ROOT), "shared")
 
 def run_cli(capsys, *args):
     """The command line in this process: (exit code, standard output, standard error)."""
-    from verl_preflight.cli import main
+    from verl_preflight.app.cli import main
 
     code = main(list(args))
     out, err = capsys.readouterr()
@@ -31,7 +31,7 @@ def run_cli(capsys, *args):
 # the last line of standard error what it opened, which of Hydra's modules it imported, which
 # of the tool's, and every module the run imported (`modules`: none before it but sys and
 # builtins): `SPIED {"opened": [...], "loaded": [...], "ours": [...], "modules": [...]}`
-# (spied_run reads it). It starts as the command does (verl_preflight.start). Its exit status
+# (spied_run reads it). It starts as the command does (verl_preflight.app.start). Its exit status
 # is the run's.
 SPIED_CLI = (
     "import sys, builtins\n"
@@ -49,7 +49,7 @@ SPIED_CLI = (
     "    opened.append(str(file))\n"
     "    return real_os_open(file, *a, **k)\n"
     "os.open = os_spy\n"
-    "from verl_preflight.start import main\n"
+    "from verl_preflight.app.start import main\n"
     "try:\n"
     "    code = main(sys.argv[1:])\n"
     "finally:\n"
@@ -192,6 +192,6 @@ def _private_cache_dir(tmp_path_factory, monkeypatch):
     wheels = os.path.join(ROOT, ".venv", "wheels")
     if os.path.isdir(wheels) and "VERL_PREFLIGHT_WHEELS" not in os.environ:  # a release a project pins: offline
         monkeypatch.setenv("VERL_PREFLIGHT_WHEELS", wheels)
-    from verl_preflight import cache_files
+    from verl_preflight.store import cache_files
 
     cache_files.use_disk(True)  # an earlier in-process `--no-cache` run left it off

@@ -1,5 +1,5 @@
 """Bottom-up memory arithmetic for the tests, written out by hand and apart from
-src/verl_preflight/memory.py (it imports nothing from it): what a device holds, from the
+src/verl_preflight/target/memory.py (it imports nothing from it): what a device holds, from the
 shapes in models.yaml.
 
 Kept simple on purpose. Parameters, per layer:

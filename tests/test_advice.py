@@ -14,7 +14,7 @@ import sys
 import pytest
 from conftest import ROOT, SHARED
 
-from verl_preflight.cli import main
+from verl_preflight.app.cli import main
 
 WHEELS = os.path.join(ROOT, ".venv", "wheels")
 

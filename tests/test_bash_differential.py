@@ -19,7 +19,7 @@ import textwrap
 import pytest
 from conftest import FIXTURES, ROOT
 
-from verl_preflight.launches import collapse_key, launch_of
+from verl_preflight.pipeline.launches import collapse_key, launch_of
 from verl_preflight.shell import profiles as prof
 from verl_preflight.shell.evaluate import evaluate
 from verl_preflight.shell.parse import parse_script
@@ -211,7 +211,7 @@ def test_a_script_started_as_a_program_reports_its_launch_at_both_places():
 
 
 def test_profiles_that_launch_the_same_thing_are_one():
-    from verl_preflight.validate import Options, validate_script
+    from verl_preflight.pipeline.validate import Options, validate_script
 
     path = os.path.join(FIXTURES, "bash", "27_launcher_switch.sh")
     with open(path, "rb") as fh:
@@ -264,7 +264,7 @@ def test_a_switch_set_to_other_is_unknown_text_that_is_none_of_the_literals(tmp_
 
 
 def test_forks_that_end_alike_are_one_profile(tmp_path):
-    from verl_preflight.validate import Options, validate_script
+    from verl_preflight.pipeline.validate import Options, validate_script
 
     path = tmp_path / "forks.sh"
     path.write_text(

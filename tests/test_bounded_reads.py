@@ -16,7 +16,7 @@ import sys
 import pytest
 from conftest import ROOT
 
-from verl_preflight.config_location import installed_root
+from verl_preflight.core.config_location import installed_root
 
 TOOL = os.path.join(ROOT, "tools", "validate_scripts.py")
 LAUNCH = (
@@ -130,7 +130,7 @@ def test_a_yaml_file_that_is_a_fifo_is_refused_by_name(tmp_path):
 
 
 def test_aliases_are_counted_not_expanded():
-    from verl_preflight.yaml_read import MAX_EXPANDED_NODES, expanded_nodes
+    from verl_preflight.core.yaml_read import MAX_EXPANDED_NODES, expanded_nodes
 
     # the mapping, key a, [1, 2] (3 nodes), key b, and [*x, *x]: 1 + 3 + 3
     assert expanded_nodes("a: &x [1, 2]\nb: [*x, *x]\n") == 1 + 1 + 3 + 1 + 7
@@ -188,7 +188,7 @@ def test_a_value_that_grows_past_the_budget_is_unknown_not_built(code):
 
 
 def test_a_path_with_a_line_break_cannot_start_a_workflow_command(capsys):
-    from verl_preflight.cli import main
+    from verl_preflight.app.cli import main
 
     assert main(["--format", "github", "no\n::error::such.sh"]) == 2
     err = capsys.readouterr().err
@@ -196,7 +196,7 @@ def test_a_path_with_a_line_break_cannot_start_a_workflow_command(capsys):
 
 
 def test_a_version_with_a_final_line_break_is_no_version(capsys):
-    from verl_preflight.cli import main
+    from verl_preflight.app.cli import main
 
     assert main(["--verl", "0.9.1\n", os.path.join(ROOT, "examples")]) == 2
     assert "--verl '0.9.1\\n': not a version number" in capsys.readouterr().err

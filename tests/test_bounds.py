@@ -21,8 +21,8 @@ from verl_preflight.shell.ere import regex_search
 from verl_preflight.shell.evaluate import Allowance, Budget, evaluate
 from verl_preflight.shell.notes import NoteKind
 from verl_preflight.shell.parse import parse_script
-from verl_preflight.validate import Options, validate_script
-from verl_preflight.values import Loc
+from verl_preflight.pipeline.validate import Options, validate_script
+from verl_preflight.core.values import Loc
 
 SEEDS = os.path.join(ROOT, "fuzz", "seeds", "script")
 BASH = shutil.which("bash")

@@ -15,7 +15,7 @@ from conftest import ROOT
 from conftest import run_cli as run
 from conftest import write_file as write
 
-from verl_preflight.cli import main
+from verl_preflight.app.cli import main
 
 EXAMPLES = os.path.join(ROOT, "examples")
 Q35 = os.path.join(EXAMPLES, "grpo_trainer", "run_qwen3_5_35b_megatron.sh")
@@ -218,7 +218,7 @@ def test_missing_verl_says_how_to_install(tmp_path):
         "importlib.util.find_spec = lambda n, *a: None if n == 'verl' else real(n, *a);"
         f"sys.argv = ['validate-scripts', {EXAMPLES!r}];"
         f"sys.path.insert(0, {os.path.join(ROOT, 'src')!r});"
-        "from verl_preflight.cli import main; sys.exit(main())"
+        "from verl_preflight.app.cli import main; sys.exit(main())"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert proc.returncode == 2
@@ -408,7 +408,7 @@ def test_an_internal_error_is_the_tools_own_and_the_run_goes_on(tmp_path, capsys
     """A bug of ours in one check (issue 44: a ZeroDivisionError inside a rule) is exit 2 with one line
     naming the script on standard error, never a finding on the user's line 1; the other scripts
     are checked and reported; --show-traceback adds where it happened."""
-    import verl_preflight.validate as validate
+    import verl_preflight.pipeline.validate as validate
 
     real = validate.validate_script
 

@@ -3,7 +3,7 @@ none of the checks, and every answer the steps before the checks give (the scrip
 the project's settings, the config tree, the schema) is asked again, so a change to any of
 them gives the report a run without the cache writes.
 
-Every case runs the real command line (verl_preflight.start) in a subprocess with a fresh
+Every case runs the real command line (verl_preflight.app.start) in a subprocess with a fresh
 cache folder.
 """
 
@@ -17,10 +17,10 @@ import shutil
 import pytest
 from conftest import MEMO_LAUNCH, MEMO_TYPO, REPORT_TIME, ROOT, spied_run, unkept_cache
 
-from verl_preflight import command_memo
+from verl_preflight.app import command_memo
 
 LAUNCH, TIME = MEMO_LAUNCH, REPORT_TIME
-CHECKS = "verl_preflight.application"  # loaded by every run that checks or builds the report key
+CHECKS = "verl_preflight.app.application"  # loaded by every run that checks or builds the report key
 
 
 @pytest.fixture
@@ -69,14 +69,14 @@ def test_a_warm_start_writes_the_kept_report_and_loads_none_of_the_checks(tree, 
     # under load: the warm run then kept that digest, writing and importing json.)
     import time
 
-    from verl_preflight.file_digests import SETTLED_NS
+    from verl_preflight.store.file_digests import SETTLED_NS
 
     time.sleep(SETTLED_NS / 1e9 + 0.2)
     want = unkept(tree, "--format", fmt, ".")
     cold = run(tree, "--format", fmt, ".")
     assert CHECKS in cold.ours
     warm = run(tree, "--format", fmt, ".")
-    assert CHECKS not in warm.ours and "verl_preflight.cli" not in warm.ours
+    assert CHECKS not in warm.ours and "verl_preflight.app.cli" not in warm.ours
     # nor json, re or dataclasses (a quarter of a warm start): the cold run kept the digest of
     # every file it read with its stamp, so the warm one writes nothing, and it reads the kept
     # entries with json's C scanner
@@ -135,7 +135,7 @@ def test_an_edited_schema_file_applies(tree, unkept):
 
 @pytest.mark.slow
 def test_another_config_tree_in_the_environment_is_located(tree, unkept):
-    from verl_preflight.config_location import found
+    from verl_preflight.core.config_location import found
 
     copy = tree / "cfg" / "verl" / "trainer" / "config"
     shutil.copytree(found(None)[0], copy)
@@ -211,7 +211,7 @@ def _started(tree, argv, **kwargs):
     import sys
 
     src = os.path.join(ROOT, "src")
-    code = f"import sys; sys.path.insert(0, {src!r}); from verl_preflight.start import main; sys.exit(main())"
+    code = f"import sys; sys.path.insert(0, {src!r}); from verl_preflight.app.start import main; sys.exit(main())"
     env = dict(os.environ, XDG_CACHE_HOME=str(tree / "cache"))
     return subprocess.run([sys.executable, "-c", code, *argv], env=env, cwd=tree, text=True, **kwargs)
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import pytest
 from conftest import SHARED
 
-from verl_preflight.launches import launch_of
+from verl_preflight.pipeline.launches import launch_of
 from verl_preflight.shell import profiles as prof
 from verl_preflight.shell.evaluate import evaluate
 from verl_preflight.shell.parse import parse_script, syntax_notes

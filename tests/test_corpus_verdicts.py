@@ -25,7 +25,7 @@ import os
 import pytest
 from conftest import SHARED
 
-from verl_preflight.cli import main
+from verl_preflight.app.cli import main
 
 CORPUS = os.path.join(SHARED, "corpus")
 pytestmark = [

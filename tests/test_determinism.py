@@ -69,8 +69,8 @@ def _project_with_its_own_verl(tmp_path):
     """A project that vendors a verl whose root config lacks a key the given tree has."""
     import shutil
 
-    from verl_preflight.config_location import installed_root
-    from verl_preflight.runner import SERIAL_BELOW
+    from verl_preflight.core.config_location import installed_root
+    from verl_preflight.app.runner import SERIAL_BELOW
 
     project = tmp_path / "proj"
     vendored = project / "verl" / "trainer" / "config"

@@ -29,8 +29,8 @@ def test_readme_gives_the_two_commands():
 
 def test_stack_help_names_every_package_the_option_takes():
     """--stack's help lists the packages it accepts (the parser is built without importing target)."""
-    from verl_preflight import cli
-    from verl_preflight.target import PACKAGES
+    from verl_preflight.app import cli
+    from verl_preflight.target.launch_target import PACKAGES
 
     stack = next(a for a in cli._parser()._actions if "--stack" in a.option_strings)
     listed = stack.help.split("PKG: ", 1)[1].rstrip(")").split(", ")

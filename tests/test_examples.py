@@ -14,7 +14,7 @@ import sys
 import pytest
 from conftest import ROOT
 
-from verl_preflight.stack import drift, header_components, requirement_branches, requirement_refs
+from verl_preflight.target.stack import drift, header_components, requirement_branches, requirement_refs
 
 ALL_SCRIPTS = sorted(glob.glob(os.path.join(ROOT, "examples", "**", "*.sh"), recursive=True))
 INSTALLERS = [s for s in ALL_SCRIPTS if os.path.basename(s).startswith("install_")]

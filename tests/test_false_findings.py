@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 
-from verl_preflight.cli import main
+from verl_preflight.app.cli import main
 
 
 def findings(tmp_path, capsys, text: str) -> list[tuple[int, str]]:
@@ -115,7 +115,7 @@ def test_one_variable_selecting_two_groups_has_one_value(tmp_path):
     value, so the overrides are checked under engine=X optim=X for each option X, never under
     engine=fsdp optim=megatron, which no run of the script composes."""
     from verl_preflight.hydra_stage.tree import ConfigCache, ConfigCaches, locate
-    from verl_preflight.validate import Options, validate_script
+    from verl_preflight.pipeline.validate import Options, validate_script
 
     path = tmp_path / "run.sh"
     path.write_text(

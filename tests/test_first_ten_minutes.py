@@ -15,7 +15,7 @@ from conftest import ROOT
 from conftest import run_cli as run
 from conftest import write_file as write
 
-from verl_preflight.cli import main
+from verl_preflight.app.cli import main
 
 pytestmark = pytest.mark.slow  # the slow tier (make test-slow): every README command run as written
 
@@ -91,7 +91,7 @@ def test_profile_warns_on_a_key_never_read(capsys):
 
 
 def test_profile_value_with_a_comma():
-    from verl_preflight.cli import parse_profiles
+    from verl_preflight.app.cli import parse_profiles
 
     assert parse_profiles(['DEVICE=npu,NODES="a,b"']).pinned == ({"DEVICE": "npu", "NODES": "a,b"},)
     assert parse_profiles(["NODES=a,b,DEVICE=npu"]).pinned == ({"NODES": "a,b", "DEVICE": "npu"},)
@@ -477,7 +477,7 @@ def test_readme_command_runs_as_shown(cmd, shown, tmp_path):
 
 def test_readme_settings_block_names_every_key():
     """The `[tool.validate-scripts]` sample in README is the tool's key set, and its count says so."""
-    from verl_preflight.settings import KEYS
+    from verl_preflight.app.settings import KEYS
 
     text = _page("README.md")
     settings = text.split("## Settings", 1)[1]

@@ -16,7 +16,7 @@ import pytest
 from conftest import FIXTURES
 from conftest import run_cli as run
 
-from verl_preflight.cli import main
+from verl_preflight.app.cli import main
 from verl_preflight.rules import all_rules
 
 FIX = os.path.join(FIXTURES, "fix")

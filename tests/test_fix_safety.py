@@ -15,7 +15,7 @@ import os
 import pytest
 from conftest import run_cli as run
 
-from verl_preflight.fix_files import NOT_REGULAR, NotWritten, Tree, read, write_in_place
+from verl_preflight.app.fix_files import NOT_REGULAR, NotWritten, Tree, read, write_in_place
 
 APPEND = 'python3 -m verl.trainer.main_ppo +trainer.val_before_train=False "$@"\n'
 FIXED = 'python3 -m verl.trainer.main_ppo trainer.val_before_train=False "$@"\n'

@@ -8,7 +8,7 @@ import os
 import pytest
 from conftest import ROOT, SHARED
 
-from verl_preflight.cli import main
+from verl_preflight.app.cli import main
 
 # The SARIF 2.1.0 schema: $SARIF_SCHEMA_FILE, else npm's @microsoft/jest-sarif (make setup unpacks it), else ../shared
 SARIF_SCHEMAS = [

@@ -15,8 +15,8 @@ import pytest
 from conftest import FIXTURES
 from conftest import run_cli as run
 
-from verl_preflight import memory as mem
-from verl_preflight.layout import (
+from verl_preflight.target import memory as mem
+from verl_preflight.target.layout import (
     Role,
     head_problems,
     model_for,
@@ -191,7 +191,7 @@ def test_render_summary_is_comments(capsys):
 def test_a_launchs_layout_is_worked_out_once_for_the_rules_that_read_it(capsys, monkeypatch):
     """model-shape and memory-estimate both read the launch's layout: one working-out a launch,
     the same findings as before (a warning of memory-estimate on this script)."""
-    from verl_preflight import layout
+    from verl_preflight.target import layout
 
     views = []
     real = layout.launch_layout

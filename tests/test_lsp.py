@@ -323,7 +323,7 @@ async def test_an_edit_of_a_vendored_config_tree_is_checked_at_the_next_change(c
     """Issue 46: with a vendored verl, deleting a key from its ppo_trainer.yaml left the
     diagnostics as they were until the server restarted (the tree's compositions were kept under
     the digest it had). The next check composes from the files as they are now."""
-    from verl_preflight.config_location import installed_root
+    from verl_preflight.core.config_location import installed_root
 
     project = workspace / "vendoring"
     shutil.copytree(installed_root(), project / "verl", ignore=shutil.ignore_patterns("__pycache__"))
@@ -346,7 +346,7 @@ async def test_an_edit_of_a_vendored_verl_module_is_checked_at_the_next_change(c
     """Issue 46: the facts, syntax trees and memos read from a vendored verl's Python outlived the
     check that read them; an assert added to its validate_config was not seen until the server
     restarted. A source changed since the last check makes the server forget what it read."""
-    from verl_preflight.config_location import installed_root
+    from verl_preflight.core.config_location import installed_root
 
     project = workspace / "vendoring-python"
     shutil.copytree(installed_root(), project / "verl", ignore=shutil.ignore_patterns("__pycache__"))

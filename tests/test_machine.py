@@ -15,7 +15,7 @@ import time
 import pytest
 from conftest import run_cli as run
 
-from verl_preflight.machine import Devices, count_gpus, count_npus, probe_devices
+from verl_preflight.target.machine import Devices, count_gpus, count_npus, probe_devices
 
 CAT, SLEEP = shutil.which("cat"), shutil.which("sleep")  # the stubs run with PATH set to their folder alone
 NVIDIA_L = "".join(f"GPU {i}: NVIDIA H100 80GB HBM3 (UUID: GPU-{i:08d}-0000)\n" for i in range(8))

@@ -1,4 +1,4 @@
-"""The memory model (src/verl_preflight/memory.py) against published sizes, a bottom-up estimate
+"""The memory model (src/verl_preflight/target/memory.py) against published sizes, a bottom-up estimate
 written out by hand (tests/memory_by_hand.py and the per-profile table below), Megatron's
 theoretical_memory_usage formulas and a layout verl documents as fitting.
 
@@ -25,8 +25,8 @@ import pytest
 from conftest import ROOT
 from conftest import run_cli as run
 
-from verl_preflight import memory as mem
-from verl_preflight.layout import Role, models, shape_from_config, shape_from_table, split_layers
+from verl_preflight.target import memory as mem
+from verl_preflight.target.layout import Role, models, shape_from_config, shape_from_table, split_layers
 
 GPU, NPU = 80.0, 64.0
 NAMES = sorted(models())
@@ -296,7 +296,7 @@ def rendered(capsys) -> dict:
     """(script name, profile) -> what `render` prints of the memory estimate."""
     if _RENDERED:
         return _RENDERED
-    from verl_preflight.cli import main
+    from verl_preflight.app.cli import main
 
     assert main(["render", "--no-cache", "examples"]) == 0
     profile = None

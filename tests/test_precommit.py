@@ -102,7 +102,7 @@ def test_hook_checks_against_the_verl_the_project_vendors(tmp_path_factory):
     is an error), not against a release it pins itself."""
     if not os.path.isdir(WHEELS):
         pytest.skip("make has not downloaded the verl wheel (.venv/wheels)")
-    from verl_preflight.config_location import installed_root
+    from verl_preflight.core.config_location import installed_root
 
     repo = tmp_path_factory.mktemp("vendoring-repo")
     config = repo / "verl" / "trainer" / "config"

@@ -18,7 +18,7 @@ import tracemalloc
 import pytest
 from conftest import run_cli as run
 
-from verl_preflight.machine import OUTPUT_CAP, Devices, probe_device, probe_devices, run_probe, which
+from verl_preflight.target.machine import OUTPUT_CAP, Devices, probe_device, probe_devices, run_probe, which
 
 SH, SLEEP, HEAD, YES = (shutil.which(p) for p in ("sh", "sleep", "head", "yes"))
 NVIDIA_L = "".join(f"GPU {i}: NVIDIA H100 80GB HBM3 (UUID: GPU-{i:08d})\\n" for i in range(8))

@@ -266,7 +266,7 @@ def test_the_exit_line_is_where_bash_exits(tmp_path):
     traced = ["bash", "-c", 'PS4="+\\${LINENO}: "; set -x; source "$0"', path]  # each command with its line
     run = subprocess.run(traced, capture_output=True, text=True)
     assert run.returncode == 3 and run.stderr.strip().splitlines()[-1] == "++3: exit 3"
-    from verl_preflight.launches import launch_of
+    from verl_preflight.pipeline.launches import launch_of
     from verl_preflight.shell.evaluate import evaluate
     from verl_preflight.shell.parse import parse_script
 
@@ -290,14 +290,14 @@ def test_the_exit_line_is_where_bash_exits(tmp_path):
 )
 def test_a_profile_names_its_conditions_in_the_words_of_the_scripts_switches(condition, truth, words):
     """Issue 44, item 6: `[ "${VERL_USE_UV:-1}" != 0 ] && ... is true` read as the switches say it."""
-    from verl_preflight.values import Assumption
+    from verl_preflight.core.values import Assumption
 
     shown = str(Assumption(condition, "true" if truth else "false"))
     assert shown == words.replace("[[", "[").replace("]]", "]")
 
 
 def test_a_profile_label_drops_a_condition_on_a_switch_it_sets():
-    from verl_preflight.values import Assumption, Profile
+    from verl_preflight.core.values import Assumption, Profile
 
     profile = Profile.of(
         {"VERL_USE_UV": "1", "DEVICE": None},
@@ -309,7 +309,7 @@ def test_a_profile_label_drops_a_condition_on_a_switch_it_sets():
 def test_rejected_profiles_are_one_note_a_script():
     """Issue 44, item 6: a script's rejected profiles in one note, the list bounded (JSON has them all)."""
     from verl_preflight.report.text import MAX_LISTED, _some_profiles
-    from verl_preflight.values import Profile
+    from verl_preflight.core.values import Profile
 
     three = [Profile.of({"MODE": m}) for m in "abc"]
     assert _some_profiles(three, "is rejected", "are rejected") == "3 profiles are rejected (MODE=a; MODE=b; MODE=c)"

@@ -25,7 +25,7 @@ import os
 import pytest
 from conftest import ROOT, SHARED
 
-from verl_preflight.cli import main
+from verl_preflight.app.cli import main
 
 PROJECTS = os.path.join(SHARED, "corpus", "projects")
 WHEELS = os.path.join(ROOT, ".venv", "wheels")

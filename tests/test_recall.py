@@ -260,7 +260,7 @@ def _caught(case: dict, findings: list[dict]) -> bool:
 
 
 def test_recall(monkeypatch, capsys):
-    from verl_preflight.cli import main
+    from verl_preflight.app.cli import main
 
     monkeypatch.setenv("VERL_PREFLIGHT_WHEELS", WHEELS)
     monkeypatch.chdir(ROOT)  # case args name files relative to the repository

@@ -35,7 +35,7 @@ The parameters a stage holds are counted by hand from models.yaml's shapes
 (tests/memory_by_hand.py, apart from the validator's memory.py); activations,
 logits and the KV cache are checked per reference profile in tests/test_memory.py.
 
-The validator's own formulas live in src/verl_preflight/layout.py and memory.py,
+The validator's own formulas live in src/verl_preflight/target/layout.py and memory.py,
 which its model-shape and memory-estimate rules and `render`'s summary use; this
 test reads each launch's layout on its own (from the validator's JSON overrides) and
 checks that the validator flags the regression fixtures with those rules and
@@ -61,13 +61,13 @@ import memory_by_hand as by_hand
 import pytest
 from conftest import FIXTURES, ROOT
 
-from verl_preflight.layout import (
+from verl_preflight.target.layout import (
     DEVICE_MEMORY_GB,
     Role,
     models,
     stage_layers,
 )
-from verl_preflight.layout import model_for as table_model_for
+from verl_preflight.target.layout import model_for as table_model_for
 
 MODELS_YAML = os.path.join(ROOT, "src", "verl_preflight", "data", "models.yaml")
 TOOL = os.path.join(ROOT, "tools", "validate_scripts.py")
@@ -252,7 +252,7 @@ def layout(env: str, overrides) -> Layout:
 
 
 # --------------------------------------------------------------------------
-# The arithmetic (stage_layers: verl_preflight.layout; parameters: memory_by_hand)
+# The arithmetic (stage_layers: verl_preflight.target.layout; parameters: memory_by_hand)
 # --------------------------------------------------------------------------
 def parameter_terms_gb(shape: dict, role: Role, world: int, cpu_fraction: float) -> tuple[int, float]:
     """(stage index, weights + grads + optimizer GB) of the actor's worst stage."""
@@ -374,7 +374,7 @@ def test_render_summary_shows_the_numbers_computed_here(capsys):
     count leaves out norms, biases and small GDN and vision terms)."""
     import re
 
-    from verl_preflight.cli import main
+    from verl_preflight.app.cli import main
 
     rendered = {}
     for script in REFERENCE:

@@ -178,7 +178,7 @@ def test_the_checks_kept_on_disk_are_those_read_from_the_sources(monkeypatch):
     """The registry and dispatch checks of a release are derived once per machine: what a later
     run loads from the cache equals what reading the sources gives, every field (the places each
     value is registered too, which equality leaves out)."""
-    from verl_preflight import derived
+    from verl_preflight.store import derived
     from verl_preflight.sources import verl_registries as vr
 
     root = os.path.realpath(INSTALLED)

@@ -8,7 +8,7 @@ import os
 import pytest
 from conftest import ROOT
 
-from verl_preflight.cli import main
+from verl_preflight.app.cli import main
 
 WHEELS = os.path.join(ROOT, ".venv", "wheels")
 REGRESSION = os.path.join(ROOT, "tests", "fixtures", "regressions", "use_mbridge_false.sh")

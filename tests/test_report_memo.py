@@ -150,8 +150,8 @@ def test_the_kept_report_names_each_source_once_and_sees_it_edited(tree, fresh, 
     to one of them gives the new report."""
     import shutil
 
-    from verl_preflight import cache_files
-    from verl_preflight.config_location import found
+    from verl_preflight.store import cache_files
+    from verl_preflight.core.config_location import found
 
     verl = tree / "verl"
     shutil.copytree(found(None)[2], verl, ignore=shutil.ignore_patterns("__pycache__"))

@@ -13,10 +13,10 @@ import pytest
 from conftest import ROOT, spied_run
 
 from verl_preflight.hydra_stage.tree import ConfigCache, ConfigCaches, locate
-from verl_preflight.result_cache import ResultCache
+from verl_preflight.store.result_cache import ResultCache
 from verl_preflight.rules.schema import load_schema
-from verl_preflight.runner import run_files
-from verl_preflight.validate import Options
+from verl_preflight.app.runner import run_files
+from verl_preflight.pipeline.validate import Options
 
 LAUNCH = 'python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 critic.ppo_micro_batch_size_per_gpu=1 "${A[@]}" "$@"\n'
 
@@ -126,7 +126,7 @@ def test_profile_current_is_never_cached(tree):
 
 
 def test_the_cli_gives_the_same_output_warm(tree, capsys):
-    from verl_preflight.cli import main
+    from verl_preflight.app.cli import main
 
     example = os.path.join(ROOT, "examples", "grpo_trainer", "run_qwen3_5_35b_megatron.sh")
     main(["--format", "json", example, *FILES])
@@ -201,7 +201,7 @@ def test_an_entry_reads_back_as_json_loads_reads_it_and_is_one_document_or_a_mis
     import json
     import math
 
-    from verl_preflight import cache_files
+    from verl_preflight.store import cache_files
 
     document = {"s": 'é\u202e\x00"\\', "n": [0, -1, 2.5, 1e300, 10**30], "b": [True, False, None], "e": {}, "l": [[]]}
     path = str(tree / "entry.json")
@@ -223,7 +223,7 @@ def test_an_entry_signed_with_another_key_is_a_miss(tree):
     checked()
     key = tree / "cache" / "verl-preflight" / "key"
     os.rename(key, tree / "their-key")
-    from verl_preflight import cache_files
+    from verl_preflight.store import cache_files
 
     cache_files._key_in.cache_clear()
     try:
@@ -238,7 +238,7 @@ def test_cache_folders_are_private_whatever_the_umask(tree):
         base = tree / "cache" / "verl-preflight"
         base.mkdir(parents=True)
         os.chmod(base, 0o775)  # made earlier by a group-writable umask
-        from verl_preflight import cache_files
+        from verl_preflight.store import cache_files
 
         cache_files._usable.cache_clear()
         checked()
@@ -252,8 +252,8 @@ def test_cache_folders_are_private_whatever_the_umask(tree):
 
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to give a folder away")
 def test_a_cache_folder_of_another_user_is_not_used(tree, capsys):
-    from verl_preflight import cache_files
-    from verl_preflight.cli import main
+    from verl_preflight.store import cache_files
+    from verl_preflight.app.cli import main
 
     base = tree / "cache" / "verl-preflight"
     base.mkdir(parents=True)
@@ -371,8 +371,8 @@ def test_a_result_is_spelled_as_this_run_names_the_script(tree):
 
 
 def test_plain_entries_build_only_the_tools_own_data():
-    from verl_preflight.plain import NotPlain, from_plain, to_plain
-    from verl_preflight.values import OTHER, Loc
+    from verl_preflight.store.plain import NotPlain, from_plain, to_plain
+    from verl_preflight.core.values import OTHER, Loc
 
     value = {"a": (1, [2.5, None]), (1, 2): {frozenset({"x"})}, "o": OTHER, "loc": Loc("s.sh", 3, 4)}
     assert from_plain(to_plain(value)) == value
@@ -402,7 +402,8 @@ def test_plain_entries_build_only_the_tools_own_data():
 def _kept_fact(root, derive):
     """(fact, its calls, new_run): `derive` of a folder kept with derived.kept; new_run() stands
     for the next run of the tool (this process's memos and what it read of `root` forgotten)."""
-    from verl_preflight import derived, source
+    from verl_preflight.store import derived
+    from verl_preflight.core import source
 
     calls = []
 
@@ -424,7 +425,8 @@ def test_a_fact_kept_with_the_files_it_reads_follows_those_files_and_no_others(t
     """derived.kept_reading: the fact records only the files it names (a module's outline: its
     own file), not every source read before it in the process; it is derived again when one of
     them changes or appears, and a change to another source leaves it kept."""
-    from verl_preflight import derived, source
+    from verl_preflight.store import derived
+    from verl_preflight.core import source
 
     root = tree / "pkg"
     root.mkdir()
@@ -461,7 +463,7 @@ def test_a_fact_kept_with_the_files_it_reads_follows_those_files_and_no_others(t
 def test_facts_derived_from_sources_are_kept_while_the_sources_are_unchanged(tree):
     """derived.kept: a fact read from a release's sources is computed once per machine and
     computed again when a file it relied on changes (each call below stands for a new run)."""
-    from verl_preflight import source
+    from verl_preflight.core import source
 
     root = tree / "pkg"
     root.mkdir()
@@ -478,7 +480,7 @@ def test_facts_derived_from_sources_are_kept_while_the_sources_are_unchanged(tre
 
 
 def _key_after(barrier, out, i):
-    from verl_preflight import cache_files
+    from verl_preflight.store import cache_files
 
     barrier.wait()
     key = cache_files._key()
@@ -506,7 +508,7 @@ def test_the_sources_entry_follows_every_change_to_what_was_read(tree):
     """source.sources_entry is computed again only when SOURCES_READ changed, and after any
     change it names and digests what was read then (a memo that missed a change would give a
     result a stale dependency)."""
-    from verl_preflight import source
+    from verl_preflight.core import source
 
     (tree / "a.py").write_text("A = 1\n")
     (tree / "b.py").write_text("B = 1\n")
@@ -535,7 +537,7 @@ def test_a_fact_derived_from_every_module_of_a_tree_is_derived_again_when_a_modu
     """A fact that walks a tree's modules (the registries, the truth-tested keys...) depends on
     which files the tree holds: a module added (a user's own registration in an editable verl)
     makes it derived again, though no file it read changed."""
-    from verl_preflight import source
+    from verl_preflight.core import source
 
     root = tree / "pkg"
     root.mkdir()
@@ -556,7 +558,7 @@ def test_a_fact_derived_from_every_module_of_a_tree_is_derived_again_when_a_modu
 
 _REJECTS_RUN = """
 import json, sys
-from verl_preflight import source
+from verl_preflight.core import source
 from verl_preflight.sources import verl_types
 if sys.argv[1:]:
     verl_types.hydra_versions = lambda: sys.argv[1]
@@ -586,7 +588,7 @@ def test_omegaconfs_answer_on_a_value_is_kept_by_its_versions_and_read_without_i
 
 
 def _fresh_digests(monkeypatch):
-    from verl_preflight import cache_files, file_digests
+    from verl_preflight.store import cache_files, file_digests
 
     monkeypatch.setattr(file_digests, "_table", None)
     monkeypatch.setattr(file_digests, "_added", False)
@@ -644,7 +646,7 @@ def test_a_young_file_is_hashed_every_time_and_no_cache_keeps_no_table(tree, mon
     assert str(path) not in digests._table  # written within the settling time: not kept
     table = tree / "cache" / "verl-preflight" / "digests.json"
     monkeypatch.setattr(digests.time, "time_ns", lambda: 2**62)
-    from verl_preflight import cache_files
+    from verl_preflight.store import cache_files
 
     cache_files.use_disk(False)  # (the list _fresh_digests put in place: put back after the test)
     monkeypatch.setattr(digests, "_table", None)
@@ -711,8 +713,8 @@ def test_no_absence_is_kept_where_a_link_to_nothing_could_bring_the_file(tree, m
     for path in (leaf, below):
         assert digests.file_digest(str(path)) is None
         assert str(path) not in digests._table
-    from verl_preflight import source
-    from verl_preflight.source import Recorder, read_source
+    from verl_preflight.core import source
+    from verl_preflight.core.source import Recorder, read_source
 
     try:
         assert Recorder()(str(below)) is None and read_source(str(below)) is None
@@ -729,7 +731,7 @@ def test_no_listing_is_kept_where_a_walk_met_a_link_or_a_folder_it_could_not_rea
     """A listing rests on the stamps of the folders its walk read; a link met in the walk (its
     target can change kind: a folder named x.py becomes a file) or a folder it could not read (a
     chmod changes only that folder's stamp) is not covered by them: such a listing is not kept."""
-    from verl_preflight import source
+    from verl_preflight.core import source
 
     digests = _fresh_digests(monkeypatch)
     _settled_clock(digests, monkeypatch)
@@ -784,7 +786,7 @@ def test_a_check_keeps_the_digest_of_every_file_it_read_in_a_worker_too(tree, mo
 def test_a_folders_listing_is_kept_while_no_folder_its_walk_read_changed(tree, monkeypatch):
     """Which .py files are below a folder (a source.LISTING dependency, verl's hundreds of
     modules) is walked again only when one of the folders the walk read has changed."""
-    from verl_preflight import source
+    from verl_preflight.core import source
 
     digests = _fresh_digests(monkeypatch)
     _settled_clock(digests, monkeypatch)
@@ -821,7 +823,7 @@ def test_a_folders_listing_is_kept_while_no_folder_its_walk_read_changed(tree, m
 
 
 def test_the_projects_settings_are_kept_by_the_bytes_of_its_pyproject(tree, monkeypatch):
-    from verl_preflight import settings
+    from verl_preflight.app import settings
 
     (tree / "pyproject.toml").write_text('[tool.validate-scripts]\npaths = ["a"]\nseverity = {escaped-blank = "off"}\n')
     first = settings.project_settings(str(tree))
@@ -849,7 +851,7 @@ def test_the_projects_settings_are_kept_by_the_bytes_of_its_pyproject(tree, monk
 
 _PARSES = """
 import json, sys
-from verl_preflight import cli
+from verl_preflight.app import cli
 from verl_preflight.sources import _pyast
 parse_file = _pyast.parse_file.__wrapped__
 seen = []

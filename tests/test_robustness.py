@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from verl_preflight.hydra_stage.tree import ConfigCaches
 from verl_preflight.rules.schema import load_schema
 from verl_preflight.shell.state import Budget
-from verl_preflight.validate import Options, validate_script
+from verl_preflight.pipeline.validate import Options, validate_script
 
 TOOL = os.path.join(ROOT, "tools", "validate_scripts.py")
 
@@ -32,7 +32,7 @@ GUARDED = textwrap.dedent(
             raise RuntimeError("blocked: " + event)
     sys.addaudithook(audit)
     sys.path.insert(0, SRC)
-    from verl_preflight.cli import main
+    from verl_preflight.app.cli import main
     sys.exit(main(sys.argv[1:]))
     """
 )
@@ -258,7 +258,7 @@ def _budget_findings(tmp_path, budget):
         allowances.append(kwargs.get("allowance"))
         return real(*args, **kwargs)
 
-    import verl_preflight.validate as validate_module
+    import verl_preflight.pipeline.validate as validate_module
 
     validate_module.evaluate, saved = spy, validate_module.evaluate
     try:

@@ -14,7 +14,7 @@ import re
 import pytest
 from conftest import FIXTURES
 
-from verl_preflight.cli import main
+from verl_preflight.app.cli import main
 from verl_preflight.rules import all_rules
 
 RULES = [r for r in all_rules() if r.no_fixture is None]

@@ -7,7 +7,7 @@ import os
 import pytest
 from conftest import ROOT
 
-from verl_preflight.cli import main
+from verl_preflight.app.cli import main
 from verl_preflight.rules import registry
 from verl_preflight.rules.schema import DEFAULT_SCHEMA, SchemaError, load_schema
 

@@ -18,7 +18,7 @@ from verl_preflight.shell import profiles as prof
 from verl_preflight.shell.evaluate import evaluate
 from verl_preflight.shell.notes import NoteKind
 from verl_preflight.shell.parse import parse_script
-from verl_preflight.values import OTHER
+from verl_preflight.core.values import OTHER
 
 
 def run(text: str, env: dict | None = None, ambient: dict | None = None):

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from verl_preflight.cli import main
+from verl_preflight.app.cli import main
 
 OTC = "actor_rollout_ref.actor.megatron.override_transformer_config"
 BASE = "model_engine=megatron actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 critic.ppo_micro_batch_size_per_gpu=1 data.train_batch_size=512"

@@ -8,15 +8,15 @@ import json
 
 import pytest
 
-from verl_preflight.edits import Fix
-from verl_preflight.findings import Finding
-from verl_preflight.fix import locate
+from verl_preflight.core.edits import Fix
+from verl_preflight.core.findings import Finding
+from verl_preflight.pipeline.fix import locate
 from verl_preflight.hydra_stage.check import FastApply, Fallback
 from verl_preflight.hydra_stage.problems import HydraKind
 from verl_preflight.report import github, json_report, text
 from verl_preflight.shell.parse import parse_script
 from verl_preflight.shell.words import Field
-from verl_preflight.values import Loc
+from verl_preflight.core.values import Loc
 
 TREE = {"a": {"b": 1, "n": None, "d": {"x": 1}}, "t": "${a.b}"}
 
@@ -68,8 +68,8 @@ def _word(source: str):
     ],
 )
 def test_locate_rewrites_only_the_characters_that_change(source, value, fix, edited):
-    from verl_preflight.edits import apply_edits
-    from verl_preflight.values import Unknown
+    from verl_preflight.core.edits import apply_edits
+    from verl_preflight.core.values import Unknown
 
     script, loc = _word(source)
     field = Field.of(value, loc) if value is not None else Field(("k.a=", Unknown("$V", "variable V")), loc)
@@ -86,7 +86,7 @@ def test_locate_rewrites_only_the_characters_that_change(source, value, fix, edi
     ],
 )
 def test_locate_refuses_a_word_it_cannot_rewrite_exactly(source, value, why):
-    from verl_preflight.values import Unknown
+    from verl_preflight.core.values import Unknown
 
     script, loc = _word(source)
     field = Field.of(value, loc) if value is not None else Field((Unknown("$K", "variable K"), "=1"), loc)

@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 
 from verl_preflight.hydra_stage.grammar import grammar_text
-from verl_preflight.launches import launch_of, read_launch
+from verl_preflight.pipeline.launches import launch_of, read_launch
 from verl_preflight.rules.policy.parallelism import Parallelism
 from verl_preflight.rules.policy.rollout_expert_parallel import RolloutExpertParallel
 from verl_preflight.rules.policy.use_mbridge import UseMbridge
 from verl_preflight.rules.view import LaunchView, Setting
 from verl_preflight.shell.words import Field
-from verl_preflight.values import Loc, Profile, Unknown
+from verl_preflight.core.values import Loc, Profile, Unknown
 
 LOC = Loc("run.sh", 1, 1)
 
@@ -71,7 +71,7 @@ MEGATRON = {"model_engine": "megatron"}
 
 def test_sourcing_cann_is_read_from_the_text_the_pipeline_gives():
     """The script's text comes from the pipeline (a script on stdin has no file to open)."""
-    from verl_preflight.target import Forced, ScriptSignals, decide_device
+    from verl_preflight.target.launch_target import Forced, ScriptSignals, decide_device
 
     plain = ScriptSignals.read("-", {"-": "python3 -m verl.trainer.main_ppo\n"}, lambda p: None)
     assert decide_device(Forced(), Profile(), {}, {}, plain).kind is None
@@ -324,12 +324,12 @@ def test_yaml_read_with_libyaml_gives_what_pyyamls_safe_load_gives():
 
     import yaml
 
-    from verl_preflight import yaml_read
+    from verl_preflight.core import yaml_read
     from verl_preflight.rules.schema import DEFAULT_SCHEMA
 
     if yaml.__with_libyaml__:
         assert yaml_read.SAFE_LOADER is yaml.CSafeLoader
-    data = os.path.join(os.path.dirname(os.path.abspath(yaml_read.__file__)), "data")
+    data = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(yaml_read.__file__))), "data")
     files = [os.path.join(data, "models.yaml"), DEFAULT_SCHEMA]
     spec = importlib.util.find_spec("verl")
     if spec is not None and spec.origin:

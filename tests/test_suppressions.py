@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from verl_preflight.cli import main
+from verl_preflight.app.cli import main
 
 SCRIPT = """\
 #!/usr/bin/env bash

@@ -13,7 +13,7 @@ import os
 import pytest
 from conftest import run_cli, write_file
 
-from verl_preflight.cli import main
+from verl_preflight.app.cli import main
 
 OTC = "actor_rollout_ref.actor.megatron.override_transformer_config"
 MEGATRON = "model_engine=megatron actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 critic.ppo_micro_batch_size_per_gpu=1 data.train_batch_size=512"

@@ -50,7 +50,7 @@ def test_without_megatron_core_installed_keys_are_still_checked(tmp_path):
         "import sys, importlib.util; real = importlib.util.find_spec;"
         "importlib.util.find_spec = lambda n, *a: None if n == 'megatron' else real(n, *a);"
         f"sys.path.insert(0, {os.path.join(ROOT, 'src')!r});"
-        f"from verl_preflight.cli import main; sys.exit(main(['--no-cache', {str(script)!r}]))"
+        f"from verl_preflight.app.cli import main; sys.exit(main(['--no-cache', {str(script)!r}]))"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 1, proc.stdout + proc.stderr

@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from verl_preflight.cli import main
-from verl_preflight.user_paths import shown, under
+from verl_preflight.app.cli import main
+from verl_preflight.app.user_paths import shown, under
 
 pytestmark = pytest.mark.slow  # the slow tier (make test-slow): the CLI run from several folders in every format
 

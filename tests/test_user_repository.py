@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 
-from verl_preflight.cli import main
+from verl_preflight.app.cli import main
 
 LAUNCH = (
     "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo "
@@ -76,8 +76,8 @@ def test_every_worker_checks_against_the_verl_the_run_names(tmp_path, capsys):
     check against the tree the command line names, as -j 1 does (they looked beside each script)."""
     import shutil
 
-    from verl_preflight.config_location import installed_root
-    from verl_preflight.runner import SERIAL_BELOW
+    from verl_preflight.core.config_location import installed_root
+    from verl_preflight.app.runner import SERIAL_BELOW
 
     vendored = tmp_path / "proj" / "verl" / "trainer" / "config"
     shutil.copytree(os.path.join(installed_root(), "trainer", "config"), vendored)
@@ -103,7 +103,7 @@ def test_every_worker_checks_against_the_verl_the_run_names(tmp_path, capsys):
 
 
 def _tree():
-    from verl_preflight.config_location import installed_root
+    from verl_preflight.core.config_location import installed_root
 
     return os.path.join(installed_root(), "trainer", "config")
 
@@ -131,7 +131,7 @@ def test_two_verls_named_are_a_usage_error_naming_both(tmp_path, capsys, monkeyp
 def test_with_no_verl_installed_the_newest_known_release_is_fetched(tmp_path, capsys, monkeypatch):
     from conftest import ROOT
 
-    import verl_preflight.config_location as location
+    import verl_preflight.core.config_location as location
 
     wheels = os.path.join(ROOT, ".venv", "wheels")
     if not os.path.isdir(wheels):

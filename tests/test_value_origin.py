@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from verl_preflight.cli import main
+from verl_preflight.app.cli import main
 
 HEAD = "#!/usr/bin/env bash\nPROMPTS=128\nROLLOUT_N=5\n"
 LAUNCH = (

@@ -32,7 +32,7 @@ import zipfile
 import pytest
 from conftest import ROOT, SHARED
 
-from verl_preflight.cli import main
+from verl_preflight.app.cli import main
 
 pytestmark = pytest.mark.slow  # the slow tier (make test-slow): verl's own start-up code run over generated and corpus launches
 

@@ -237,8 +237,8 @@ def _selectors(cache, config_name: str) -> list[tuple[str, str, list[str]]]:
 def _read_selectors(cache, config_name: str) -> list[tuple[str, str, list[str]]]:
     import yaml
 
-    from ..bounded_read import read_bounded
-    from ..yaml_read import load
+    from ..core.bounded_read import read_bounded
+    from ..core.yaml_read import load
 
     out = []
     for d in cache.tree.dirs:

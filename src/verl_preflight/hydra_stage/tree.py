@@ -19,10 +19,10 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from .. import cache_files
-from ..config_location import TREE_DEPENDENCY, entry_root, found, from_dir, tree_hash
-from ..repository import Repositories, root_of
-from ..source import hydra_versions, looked_for, read_source
+from ..store import cache_files
+from ..core.config_location import TREE_DEPENDENCY, entry_root, found, from_dir, tree_hash
+from ..core.repository import Repositories, root_of
+from ..core.source import hydra_versions, looked_for, read_source
 
 CACHE_FORMAT = 5  # 5: signed with the user's key (cache_files); 4: verdicts name the problem kind
 
@@ -106,7 +106,7 @@ def _source_of(repo, release) -> ConfigSource | None:
     if found.missing:
         return ConfigSource("", None, None, found.how, missing=found.missing)
     if found.package is not None:
-        from ..config_location import version_file
+        from ..core.config_location import version_file
 
         config = os.path.join(found.package, "trainer", "config")
         return ConfigSource(os.path.abspath(config), version_file(found.package), found.package, found.how)
@@ -117,7 +117,7 @@ def _source_of(repo, release) -> ConfigSource | None:
             "(--verl-config DIR or --verl VERSION names one)"
         )
         return ConfigSource("", None, None, found.how, missing=why)
-    from ..config_location import ConfigTreeError
+    from ..core.config_location import ConfigTreeError
 
     try:
         if release is None:
@@ -383,7 +383,7 @@ def _refuse_what_cannot_be_read(tree: Tree) -> None:
     (a FIFO would hang its open, a link to /dev/zero fill the memory) or is larger than any
     config is refused first, by name (ValueError: the composition's error). Once a process a
     tree; the first _WALKED_FILES files of its folders."""
-    from ..bounded_read import SOURCE_MAX_BYTES
+    from ..core.bounded_read import SOURCE_MAX_BYTES
 
     seen = 0
     for top in tree.dirs:
@@ -428,7 +428,7 @@ class _YamlReadOnce:
         key = (text, f"{Loader.__module__}.{Loader.__qualname__}")  # OmegaConf makes the same class per call
         if key not in self._parsed:
             if "*" in text:  # an alias: the document is counted before it is expanded
-                from ..yaml_read import MAX_EXPANDED_NODES, expanded_nodes
+                from ..core.yaml_read import MAX_EXPANDED_NODES, expanded_nodes
 
                 if expanded_nodes(text) is None:
                     name = getattr(stream, "name", "a config file")
@@ -935,7 +935,7 @@ class SharedSnapshots:
             pass
 
     def _read(self) -> dict | None:
-        from ..bounded_read import read_bounded
+        from ..core.bounded_read import read_bounded
 
         data = read_bounded(self.path, follow=False)
         try:

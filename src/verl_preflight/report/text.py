@@ -130,8 +130,8 @@ def refused(results) -> list[tuple[str, str]]:
     import os
     import stat
 
-    from ..bounded_read import SOURCE_MAX_BYTES
-    from ..source import SOURCES, UNPARSED
+    from ..core.bounded_read import SOURCE_MAX_BYTES
+    from ..core.source import SOURCES, UNPARSED
 
     paths = sorted({p for r in results for key in r.deps if key.startswith(SOURCES) for p in key[len(SOURCES) :].split(os.pathsep) if p})
     out = []

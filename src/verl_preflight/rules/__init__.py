@@ -18,7 +18,7 @@ import pkgutil
 from functools import lru_cache
 from typing import ClassVar
 
-from ..findings import Finding
+from ..core.findings import Finding
 
 STAGES = ("bash", "hydra", "policy", "tool")
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}

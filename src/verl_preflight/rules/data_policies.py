@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from ..edits import Fix
+from ..core.edits import Fix
 from . import Rule
 from .view import is_unknown
 

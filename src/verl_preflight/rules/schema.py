@@ -50,7 +50,7 @@ class ShippedSchema:
     @property
     def digest(self) -> str | None:
         """Its bytes' digest, without reading it as a schema (the results' key)."""
-        from ..source import digest_of
+        from ..core.source import digest_of
 
         return digest_of(self.path)
 
@@ -75,8 +75,8 @@ def _document(path: str):
     """(the schema's document, a function giving its node tree for line numbers, its digest):
     the shipped schema's as kept (shipped.py), without PyYAML; any other file's parsed."""
     if path == DEFAULT_SCHEMA:
-        from ..shipped import document
-        from ..source import digest_of
+        from ..core.shipped import document
+        from ..core.source import digest_of
 
         return document("rules/schema.yaml"), lambda: _compose(path)[0], digest_of(path)
     node, data, digest = _compose(path)
@@ -86,9 +86,9 @@ def _document(path: str):
 def _compose(path: str):
     import yaml
 
-    from ..yaml_read import compose, load
+    from ..core.yaml_read import compose, load
 
-    from ..bounded_read import SOURCE_MAX_BYTES, ReadError, TooLarge, read_stamped
+    from ..core.bounded_read import SOURCE_MAX_BYTES, ReadError, TooLarge, read_stamped
 
     try:
         raw = read_stamped(path, SOURCE_MAX_BYTES)[0]

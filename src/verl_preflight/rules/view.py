@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..values import Unknown, is_unknown
+from ..core.values import Unknown, is_unknown
 
 __all__ = ["LaunchView", "ScriptContext", "Setting", "is_unknown"]
 
@@ -284,7 +284,7 @@ def build_view(spec, config_name: str | None, profile, cache, checkable: bool = 
 
 
 def _read_text(path: str) -> str | None:
-    from ..bounded_read import read_bounded
+    from ..core.bounded_read import read_bounded
 
     data = read_bounded(path)
     return data.decode("utf-8", "replace") if data is not None else None

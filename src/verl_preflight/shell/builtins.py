@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..values import Loc
+from ..core.values import Loc
 from .expand import word_groups
 from .notes import NoteKind
 from .parse import Script, parse_script

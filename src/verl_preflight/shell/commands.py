@@ -56,7 +56,7 @@ def _is_shell_script(path: str) -> bool:
     """A file run as a program that is a shell script: *.sh, or a `#!...sh` first line."""
     if path.endswith(".sh"):
         return True
-    from ..bounded_read import read_head
+    from ..core.bounded_read import read_head
 
     first = read_head(path, 200).split(b"\n", 1)[0]
     return first.startswith(b"#!") and first.rstrip().split(b"/")[-1].split(b" ")[-1] in (b"bash", b"sh")
@@ -301,7 +301,7 @@ class Commands:
         if os.path.isabs(target):
             candidates = [target]
         else:  # beside the script, from its repository's root (where a project's scripts run), from here
-            from ..repository import root_of
+            from ..core.repository import root_of
 
             root = root_of(self.i.script.path)
             candidates = [os.path.join(os.path.dirname(self.i.script.path), target)]

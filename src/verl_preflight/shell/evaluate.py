@@ -14,8 +14,8 @@ import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from ..source import reader
-from ..values import OTHER, Assumption, Profile
+from ..core.source import reader
+from ..core.values import OTHER, Assumption, Profile
 from .assign import Variables
 from .builtins import BUILTINS, Builtins, Declarations
 from .commands import Commands

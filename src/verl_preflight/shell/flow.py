@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..values import Assumption
+from ..core.values import Assumption
 from .errors import ABORT, ArithFailure, ShellExit
 from .expand import arith_operands
 from .limits import OverBound, meter

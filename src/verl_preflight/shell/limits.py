@@ -28,7 +28,7 @@ from collections import OrderedDict
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from ..values import Unknown
+from ..core.values import Unknown
 
 # a script's budget (state.Budget's defaults)
 STEPS = 200_000  # commands run, all profiles together

@@ -14,7 +14,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ..values import Loc
+from ..core.values import Loc
 from .notes import Note, NoteKind
 
 MAX_SYNTAX_FINDINGS = 20

@@ -16,8 +16,8 @@ import math
 import os
 from dataclasses import dataclass, field
 
-from ..source import reader
-from ..values import OTHER, shared_assumptions
+from ..core.source import reader
+from ..core.values import OTHER, shared_assumptions
 from . import covering
 from .nodes import DEFAULT_OPS, static_text, variable_of
 from .parse import Script, parse_script

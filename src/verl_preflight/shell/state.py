@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
 
-from ..values import shared_assumptions
+from ..core.values import shared_assumptions
 from . import limits
 from .words import Field, Unknown
 

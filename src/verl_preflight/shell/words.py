@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..values import Loc, Unknown
+from ..core.values import Loc, Unknown
 from .glob import Glob, pattern
 from .limits import MAX_PIECES, MAX_VALUE_CHARS, is_past_bound, meter, too_many_pieces, value_too_long
 

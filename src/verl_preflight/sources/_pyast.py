@@ -12,7 +12,7 @@ from collections import deque
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..source import read_source, unparsed
+from ..core.source import read_source, unparsed
 
 
 @lru_cache(maxsize=512)

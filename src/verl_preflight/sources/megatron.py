@@ -22,7 +22,7 @@ import re
 from functools import lru_cache
 from importlib import resources
 
-from ..derived import kept_reading
+from ..store.derived import kept_reading
 from ._pyast import base_names, is_dataclass_class, own_fields, parse_file
 
 # The files that define the classes, relative to the directory holding `megatron/`.

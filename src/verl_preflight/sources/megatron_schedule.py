@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..derived import kept_reading
+from ..store.derived import kept_reading
 from ._pyast import ParsedWhenUsed, Span, parse_file, statement_at
 from .pyeval import UNKNOWN, Evaluator, Failure, Obj, V
 from .megatron import SOURCE_FILES, installed_tree_of, megatron_file

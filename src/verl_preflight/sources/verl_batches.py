@@ -29,7 +29,7 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ..derived import kept, kept_reading
+from ..store.derived import kept, kept_reading
 from ._pyast import Span, parse_file, statement_at, walk
 from .pyeval import UNKNOWN, Assigned, Evaluator, Failure, Node, Obj, V
 from .verl_lengths import Cite, _class_methods, _config_test, _parents, _rel, given, verl_imports, world_size

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import ast
 
-from ..derived import kept
-from ..source import python_files
+from ..store.derived import kept
+from ..core.source import python_files
 from ._pyast import parse_mentioning, walk
 
 BUILDER = "omega_conf_to_dataclass"

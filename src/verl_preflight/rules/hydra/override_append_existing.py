@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...edits import Fix
+from ...core.edits import Fix
 from ...hydra_stage.check import lookup
 
 from ...hydra_stage.problems import HydraKind

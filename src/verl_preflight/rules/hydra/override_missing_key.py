@@ -7,7 +7,7 @@ import os
 from dataclasses import replace
 from functools import lru_cache
 
-from ...edits import Fix
+from ...core.edits import Fix
 from ...hydra_stage.check import close_keys, did_you_mean, lookup, typo_of
 
 from ...hydra_stage.problems import GroupCause, HydraKind, RootCause

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...values import is_unknown
+from ...core.values import is_unknown
 from .. import Rule
 
 ROLLOUT = "actor_rollout_ref.rollout"

@@ -1,6 +1,6 @@
 """An estimate of the memory a launch needs per device, per pipeline stage, against the device.
 
-The formulas are src/verl_preflight/memory.py's; layout.estimate reads the launch into them.
+The formulas are src/verl_preflight/target/memory.py's; layout.estimate reads the launch into them.
 Per device: the Megatron actor's update on each pipeline stage (bf16 weights, fp32 gradients,
 Adam states after the distributed optimizer's sharding and Megatron's CPU optimizer,
 activations in flight under 1F1B with the recompute settings, logits on the last stage), the
@@ -13,8 +13,8 @@ weights and gradients on its worst stage) cannot fit in the device.
 
 from __future__ import annotations
 
-from ... import layout as lay
-from ...findings import Finding
+from ...target import layout as lay
+from ...core.findings import Finding
 from .. import Rule
 
 ARF = "actor_rollout_ref"

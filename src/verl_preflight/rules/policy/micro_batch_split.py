@@ -34,7 +34,7 @@ verl code for it (sources/verl_batches.py):
 
 from __future__ import annotations
 
-from ... import layout as lay
+from ...target import layout as lay
 from ...sources.pyeval import UNKNOWN, V
 from ...sources.megatron_schedule import interleaved_failure, schedule
 from ...sources.verl_batches import (

@@ -8,8 +8,8 @@ A model the tool cannot identify is not checked. Arithmetic: layout.py.
 
 from __future__ import annotations
 
-from ... import layout as lay
-from ...target import version_tuple
+from ...target import layout as lay
+from ...target.launch_target import version_tuple
 from .. import Rule
 
 ARF = "actor_rollout_ref"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...target import version_tuple
+from ...target.launch_target import version_tuple
 from ..data_policies import RequiredValue
 
 

@@ -37,7 +37,7 @@ Decided by the code of the launch's verl, read from its tree (sources/verl_lengt
 
 from __future__ import annotations
 
-from ... import layout as lay
+from ...target import layout as lay
 from ...sources.verl_lengths import MODEL_KEY, token_budget
 from ...sources.verl_batches import ulysses_size, validation_only
 from .. import Rule

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
-from ...findings import Finding
-from ...stack import drift, find_upwards, header_components, requirement_branches, requirement_refs
+from ...core.findings import Finding
+from ...target.stack import drift, find_upwards, header_components, requirement_branches, requirement_refs
 from .. import Rule
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 
 from ...sources import known_megatron_versions, mindspeed_args, transformer_config_fields
-from ...target import BRIDGE_FLAGS, version_tuple
+from ...target.launch_target import BRIDGE_FLAGS, version_tuple
 from .. import Rule
 from ..tool.stack_unknown import StackUnknown
 

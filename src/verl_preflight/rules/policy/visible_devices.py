@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...values import is_unknown
+from ...core.values import is_unknown
 from .. import Rule
 
 KEY = "trainer.n_gpus_per_node"

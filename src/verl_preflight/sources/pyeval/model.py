@@ -253,7 +253,7 @@ def _interpolation_sources(node) -> list[str]:
 
 
 def _plain(value):
-    from ...values import Unknown
+    from ...core.values import Unknown
 
     if isinstance(value, Unknown):
         return UNKNOWN

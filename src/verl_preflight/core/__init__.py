@@ -1,0 +1,1 @@
+"""What every layer shares: values and findings, the bounded reader, the sources read, repositories."""

@@ -1,0 +1,349 @@
+"""The one reader of script files: the script itself and every file it sources.
+
+It honours `--max-bytes`, refuses non-regular files (a FIFO would block), and
+never raises for a sourced file (None: the shell reports it as not followed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import time
+from functools import lru_cache
+
+from .config_location import TREE_DEPENDENCY, current_tree_hash
+from ..store.file_digests import file_digest, listing_digest, remember, remember_listing
+
+from .bounded_read import (  # noqa: F401  (the one reader: source.X names stay valid)
+    DEFAULT_MAX_BYTES,
+    DIGEST_MAX_BYTES,
+    NOT_REGULAR,
+    SOURCE_MAX_BYTES,
+    NotRegular,
+    ReadError,
+    TooLarge,
+    read_bounded,
+    read_head,
+    read_stamped,
+)
+
+
+def read_script(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """The file's bytes; ReadError when it cannot be read, TooLarge over max_bytes. Its digest
+    is kept with its stamp (file_digests.remember): the next warm run reads only the stamp."""
+    data, info = read_stamped(path, max_bytes)
+    remember(path, info, hashlib.sha256(data).hexdigest())
+    return data
+
+
+def reader(max_bytes: int = DEFAULT_MAX_BYTES):
+    """A `path -> bytes | None` function for the files a script sources."""
+
+    def read(path: str) -> bytes | None:
+        try:
+            return read_script(path, max_bytes)
+        except (ReadError, TooLarge):
+            return None
+
+    return read
+
+
+class Recorder:
+    """The reader for one script's run: reads like `reader` and remembers what it read.
+
+    `digests` maps each path read (or looked for) to the SHA-256 of its bytes, None
+    when it could not be read: exactly what a cached result depends on. `buffers` (absolute
+    path -> bytes): texts read in place of those files (an editor's unsaved buffers)."""
+
+    def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES, buffers: dict | None = None):
+        self.max_bytes = max_bytes
+        self.buffers = buffers or {}
+        self.digests: dict[str, str | None] = {}
+
+    def note(self, path: str, data: bytes | None) -> None:
+        self.digests[os.path.abspath(path)] = hashlib.sha256(data).hexdigest() if data is not None else None
+
+    def __call__(self, path: str) -> bytes | None:
+        data = self.buffers.get(os.path.abspath(path))
+        if data is not None and len(data) > self.max_bytes:
+            data = None
+        elif data is None:
+            try:
+                data = read_script(path, self.max_bytes)
+            except (ReadError, TooLarge):
+                data = None
+                remember(path, None, None)  # (kept as missing only where nothing is there)
+        self.note(path, data)
+        return data
+
+    def text(self, path: str) -> str | None:
+        data = self(path)
+        return None if data is None else data.decode("utf-8", "replace")
+
+    def listed(self, folder: str, names: list[str]) -> None:
+        """Depend on which requirements files and Dockerfiles `folder` holds, `names` (as
+        `stack_names` gave them): a pin file added after a run changes the target, and the
+        result kept from before is then not used."""
+        self.digests[os.path.abspath(folder) + STACK_LISTING] = _names_digest(names)
+
+
+def is_stack_file(name: str) -> bool:
+    """`requirements*.txt`, `Dockerfile*`, `*.dockerfile` (any case; letters, digits, `_.-`):
+    without `re`, which a warm start does not import."""
+    low = name.lower()
+    if not low or not all(c.isalnum() or c in "_.-" for c in low):
+        return False
+    return (
+        (low.startswith("requirements") and low.endswith(".txt"))
+        or low.startswith("dockerfile")
+        or (low.endswith(".dockerfile") and len(low) > len(".dockerfile"))
+    )
+
+
+STACK_LISTING = os.sep + "[requirements or Dockerfiles]"  # folder + this: which of them the folder holds
+
+
+def _names_digest(names: list[str]) -> str:
+    return hashlib.sha256("\0".join(names).encode()).hexdigest()
+
+
+def stack_names(folder: str) -> list[str]:
+    """The requirements files and Dockerfiles of `folder`, by name."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    return [n for n in names if is_stack_file(n) and os.path.isfile(os.path.join(folder, n))]
+
+
+LISTING = os.sep + "*.py"  # SOURCES_READ[folder + LISTING]: which Python files the folder holds
+
+
+def _python_files(top: str, folders: list | None = None) -> list[str]:
+    """The .py files below `top`; `folders`: the folders the walk read, and None for what
+    their stamps do not cover (a folder it could not read, a link: file_digests.remember_listing)."""
+    paths = []
+
+    def unreadable(_error: OSError) -> None:
+        folders.append(None)
+
+    for dirpath, dirnames, filenames in os.walk(top, onerror=unreadable if folders is not None else None):
+        dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", "tests"))
+        paths.extend(os.path.join(dirpath, n) for n in sorted(filenames) if n.endswith(".py"))
+        if folders is not None:
+            folders.append(dirpath)
+            if any(os.path.islink(os.path.join(dirpath, n)) for n in (*dirnames, *filenames)):
+                folders.append(None)
+    return paths
+
+
+def _listing_digest(top: str, paths: list[str]) -> str | None:
+    if not os.path.isdir(top):
+        return None
+    return hashlib.sha256("\0".join(p[len(top) :] for p in paths).encode()).hexdigest()
+
+
+def _walked(top: str) -> tuple[str | None, list[str]]:
+    """(the digest of the listing below `top`, the folders its walk read)."""
+    folders: list[str] = []
+    return _listing_digest(top, _python_files(top, folders)), folders
+
+
+def python_files(top: str) -> list[str]:
+    """The .py files below `top` (its __pycache__ and tests folders left out), in a walk with
+    folders and files sorted. Which files they are is recorded like a source read
+    (SOURCES_READ[top + LISTING]): a fact or a result derived from every module of a tree
+    depends on a module added to it too, not only on the bytes of those it read."""
+    before, folders = time.time_ns(), []
+    paths = _python_files(top, folders)
+    digest = SOURCES_READ[os.path.abspath(top) + LISTING] = _listing_digest(top, paths)
+    remember_listing(top, digest, folders, before)  # (kept: the next warm run walks none of it)
+    return paths
+
+
+UNPARSED = os.sep + "[nests too deeply for Python's parser]"  # module + this: ast.parse gave up on it
+
+
+def unparsed(path: str) -> None:
+    """Record that the module at `path` (read by read_source) nests too deeply for `ast.parse`:
+    a dependency like the module itself (its digest), which the report names (`not read: ...`)
+    in every run that relied on it, warm or cold, whatever fact was kept from it."""
+    path = os.path.abspath(path)
+    SOURCES_READ[path + UNPARSED] = SOURCES_READ[path] if path in SOURCES_READ else digest_of(path)
+
+
+def digest_of(path: str) -> str | None:
+    """SHA-256 of a file's bytes now (of a folder's listing for a `folder + LISTING` entry;
+    of the module for a `module + UNPARSED` one); None when it cannot be read."""
+    if path.endswith(UNPARSED):
+        return file_digest(path[: -len(UNPARSED)])
+    if path.endswith(LISTING):
+        return listing_digest(path[: -len(LISTING)], _walked)
+    if path.endswith(STACK_LISTING):
+        return _names_digest(stack_names(path[: -len(STACK_LISTING)]))
+    return file_digest(path)
+
+
+class _Reads(dict):
+    """A dict that counts its changes (`changes`), so what is derived from all of it (the
+    dependency entry every result carries) is computed again only after it changed."""
+
+    changes = 0
+
+    def __setitem__(self, key, value):
+        if self.get(key, _Reads) != value:
+            self.changes += 1
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key):
+        self.changes += 1
+        super().__delitem__(key)
+
+    def update(self, *args, **kwargs):
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
+
+    def setdefault(self, key, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def pop(self, *args):
+        self.changes += 1
+        return super().pop(*args)
+
+    def popitem(self):
+        self.changes += 1
+        return super().popitem()
+
+    def clear(self):
+        self.changes += 1
+        super().clear()
+
+
+SOURCES_READ: dict[str, str | None] = _Reads()  # every verl, Megatron or MindSpeed source or model config
+# the checks read in this process: path -> SHA-256 of its bytes as read (None: unreadable)
+SOURCES = "sources:"  # a result's dependency on them: "sources:" + their paths (os.pathsep)
+
+
+def read_source(path: str, errors: str = "strict") -> str | None:
+    """A source file the checks read (verl's Python, a model's config.json), as text; None
+    when it cannot be read. Each is remembered with its digest (SOURCES_READ): a result
+    depends on it like on the script, so an edited dataclass or model config re-checks."""
+    try:
+        data, info = read_stamped(path, SOURCE_MAX_BYTES)
+    except (ReadError, TooLarge):  # missing, a FIFO or a device, larger than any source
+        SOURCES_READ[os.path.abspath(path)] = None
+        if not os.path.lexists(path):
+            remember(path, None, None)  # (its absence kept: the next warm run tries no open)
+        return None
+    digest = SOURCES_READ[os.path.abspath(path)] = hashlib.sha256(data).hexdigest()
+    remember(path, info, digest)  # (its stamp kept: the next warm run reads only that)
+    try:
+        return data.decode("utf-8", errors)
+    except UnicodeDecodeError:
+        return None
+
+
+def looked_for(path: str) -> bool:
+    """Whether a file is at `path`, remembered like a source read (its digest, None: no file
+    there): a result that found none there is checked again once one appears."""
+    digest = file_digest(path) if os.path.isfile(path) else None
+    SOURCES_READ[os.path.abspath(path)] = digest
+    if digest is None:
+        remember(path, None, None)  # (kept as missing only where nothing is there)
+    return digest is not None
+
+
+def digest_as_read(path: str, now=None) -> str | None:
+    """A source's digest as this process read it, else as it is now (`now(path)`: a memo of
+    current_digests, where many lists name the same files)."""
+    return SOURCES_READ[path] if path in SOURCES_READ else (now or digest_of)(path)
+
+
+def sources_dependency() -> str | None:
+    """The dependency entry for every source read so far in this process (results read before
+    this script's run count too: what a check reads once per process, every result relies on)."""
+    return SOURCES + os.pathsep.join(sorted(SOURCES_READ)) if SOURCES_READ else None
+
+
+_ENTRY: list = [None, None]  # [SOURCES_READ.changes, (dependency, digest) as it was then]
+
+
+def sources_entry() -> tuple[str, str] | None:
+    """(sources_dependency(), its digest as read): computed again only when SOURCES_READ changed
+    (a run of many scripts reads most sources for the first one)."""
+    changes = SOURCES_READ.changes  # read first: a change while the entry is computed is not hidden
+    if _ENTRY[0] != changes:
+        dependency = sources_dependency()
+        _ENTRY[:] = [changes, (dependency, sources_digest(dependency)) if dependency else None]
+    return _ENTRY[1]
+
+
+def sources_digest(dependency: str, digest=None) -> str:
+    """The digest of the sources a `sources_dependency()` names: as read in this process, or
+    as `digest(path)` gives them now."""
+    h = hashlib.sha256()
+    for path in dependency[len(SOURCES) :].split(os.pathsep):
+        found = (digest or digest_as_read)(path)
+        h.update(f"{path}\0{found}\0".encode())
+    return h.hexdigest()
+
+
+@lru_cache(maxsize=1)
+def hydra_versions() -> str:
+    """The versions of hydra-core and omegaconf that compose here, read from their own
+    sources without importing them (a fully cached run imports neither): part of the key of
+    what Hydra or OmegaConf decided (compositions, results, OmegaConf's conversions)."""
+    out = []
+    for package, file in (("hydra", "__init__.py"), ("omegaconf", "version.py")):
+        spec = importlib.util.find_spec(package)
+        found = "?"
+        if spec is not None and spec.submodule_search_locations:
+            data = read_bounded(os.path.join(spec.submodule_search_locations[0], file))
+            if data is not None:
+                found = _version_line(data.decode("utf-8", "replace")) or "?"
+        out.append(f"{package}={found}")
+    return ",".join(out)
+
+
+def _version_line(text: str) -> str | None:
+    """The string of a module's `__version__ = "..."` line (either quote), or None."""
+    for line in text.splitlines():
+        if line.startswith("__version__"):
+            value = line[len("__version__") :].strip()
+            if value.startswith("="):
+                value = value[1:].strip()
+                rest = value[1:] if value[:1] in ("'", '"') else ""
+                ends = [rest.find(quote) for quote in ("'", '"') if quote in rest]
+                if ends and min(ends) > 0:
+                    return rest[: min(ends)]
+    return None
+
+
+def current_digests():
+    """A function from a dependency to its digest now, each read once (many results share
+    verl's sources)."""
+    memo: dict = {}
+    return lambda dependency: _digest_now(dependency, memo)
+
+
+def _digest_now(dependency: str, memo: dict) -> str | None:
+    """A file's digest now, a config tree's (hydra_stage.tree.ConfigCache.dependency), or the
+    sources' (source.sources_dependency); `memo`: what this check already read (many results
+    share verl's sources)."""
+    if dependency in memo:
+        return memo[dependency]
+    if dependency.startswith(TREE_DEPENDENCY):
+        found = current_tree_hash(dependency)
+    elif dependency.startswith(SOURCES):
+        found = sources_digest(dependency, lambda p: _digest_now(p, memo))
+    else:
+        found = digest_of(dependency)
+    memo[dependency] = found
+    return found

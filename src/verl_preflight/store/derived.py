@@ -1,0 +1,116 @@
+"""Facts derived from a verl (or Megatron) release's sources, kept on disk once per machine.
+
+Reading a release's Python with `ast` (the token-budget assert, the sections built with
+OmegaConf.structured, the batch asserts...) costs seconds, the same every run. `@kept`
+memoizes such a function of a package root: in this process, and in the private cache
+(cache_files: plain JSON, signed) as its value plus the sources it relied on, by digest.
+A stored value is used only while every one of those files has the same bytes; else
+the function runs again and the value is stored anew. A value that is not plain data
+(plain.py) is kept in this process only.
+
+The sources recorded are every source read in this process so far (source.SOURCES_READ),
+not only this call's: helpers memoized in memory read a file once per process, so what a
+call relies on can have been read by an earlier one. More files, never fewer: a stale
+value is never used. Loading a value records its files as read, so a script's result
+depends on them as if they had been parsed here.
+
+A fact that holds statements of verl's code holds them as spans (sources._pyast.Span), which
+are plain data: the statement is parsed again from its own lines when a check runs it.
+`@kept_by_arguments` keeps a value that follows from its arguments alone (OmegaConf's answer
+on a value, keyed by the hydra-core and omegaconf versions): no sources are recorded for it.
+`@kept_reading(files)` keeps a value that follows from the files it names alone (a module's
+outline, a statement's span in one module): only their digests are recorded, so the many small
+facts of a run do not each carry the hundreds of sources read before them.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+
+from . import cache_files
+from .file_digests import tool_fingerprint
+from .plain import NotPlain, from_plain, to_plain
+from ..core.source import SOURCES_READ, digest_as_read
+
+FORMAT = 1
+_NOW: dict = {}  # path -> its digest, read once a process (sources do not change during a run)
+
+
+def forget_digests() -> None:
+    """Forget the digests read for `_unchanged` (process_memos: a source changed since)."""
+    _NOW.clear()
+
+
+def _unchanged(reads) -> bool:
+    if not isinstance(reads, dict):
+        return False
+    for path, digest in reads.items():
+        if path not in _NOW:
+            _NOW[path] = digest_as_read(path)
+        if _NOW[path] != digest:
+            return False
+    return True
+
+
+def kept(fn):
+    """`fn(root, *args)` (all arguments strings, numbers or tuples of them), memoized here and on disk."""
+    return _keeping(fn, reads=lambda *args: dict(SOURCES_READ))
+
+
+def kept_by_arguments(fn):
+    """`fn(*args)` whose value follows from its arguments alone (one of them names the versions
+    of the packages it runs, e.g. omegaconf's): memoized here and on disk with no sources to
+    check, and loading it adds none to what a result depends on."""
+    return _keeping(fn, reads=None)
+
+
+def kept_reading(files):
+    """`fn(root, *args)` whose value follows from the files `files(root, *args)` names alone
+    (a module's outline: its own file): memoized here and on disk like `kept`, with only those
+    files' digests as its sources (not every source the process read before it)."""
+    return lambda fn: _keeping(fn, reads=lambda *args: {f: digest_as_read(f) for f in map(os.path.abspath, files(*args))})
+
+
+def _keeping(fn, reads):
+    """`reads(*args)`: the sources a value computed now relies on, path -> digest (None: it
+    follows from its arguments alone, no sources are kept or checked)."""
+    memo: dict = {}
+    name = f"{fn.__module__}.{fn.__qualname__}"
+
+    @functools.wraps(fn)
+    def wrapper(*args):
+        if args in memo:
+            return memo[args]
+        folder = cache_files.folder("derived")
+        path = None
+        if folder is not None:
+            key = hashlib.sha256(f"{FORMAT}\0{tool_fingerprint()}\0{name}\0{args!r}".encode()).hexdigest()
+            path = os.path.join(folder, key[:2], key + ".json")
+            doc = cache_files.read(path)
+            if isinstance(doc, dict) and doc.get("format") == FORMAT and (reads is None or _unchanged(doc.get("reads"))):
+                try:
+                    value = from_plain(doc.get("value"))
+                except (NotPlain, RecursionError):
+                    value = doc = None
+                if doc is not None:
+                    if reads is not None:
+                        SOURCES_READ.update(doc["reads"])
+                    memo[args] = value
+                    return value
+        value = fn(*args)
+        memo[args] = value
+        if path is not None:
+            try:
+                plain = to_plain(value)
+            except (NotPlain, RecursionError):
+                return value
+            doc = {"format": FORMAT, "value": plain}
+            if reads is not None:
+                doc["reads"] = reads(*args)
+            cache_files.write(path, doc)
+        return value
+
+    wrapper.cache_clear = memo.clear
+    return wrapper
