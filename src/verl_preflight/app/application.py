@@ -71,9 +71,9 @@ def exit_status(findings, strict: bool, unusable: bool = False) -> int:
 def setup(args) -> Setup:
     """The files to check, the verl config tree, and the options every script is checked with."""
     from ..core.config_location import ConfigTreeError
-    from .discover import DiscoverError, discover
     from ..hydra_stage.tree import ConfigCache, ConfigCaches
     from ..pipeline.options import Options
+    from .discover import DiscoverError, discover
 
     if args.max_profiles < 1:
         raise UsageError("--max-profiles must be at least 1")

@@ -18,9 +18,9 @@ __all__ = ["UsageError", "main", "parse_profiles", "parse_stack"]
 
 
 def main(argv=None) -> int:
-    from . import application
-    from ..store import file_digests
     from ..report import console
+    from ..store import file_digests
+    from . import application
 
     argv = list(sys.argv[1:] if argv is None else argv)
     try:

@@ -71,9 +71,9 @@ def answers(settings, paths, excludes, verl_config, schema) -> dict:
     excludes, tree (--verl-config) and schema file the command line and those settings gave
     (a ConfigTreeError or DiscoverError propagates: the caller's miss)."""
     from ..core.config_location import TREE_DEPENDENCY, current_tree_hash, entry_root, found
-    from .discover import discover
-    from ..store.file_digests import tool_fingerprint
     from ..core.source import digest_of, hydra_versions
+    from ..store.file_digests import tool_fingerprint
+    from .discover import discover
 
     source = found(verl_config)
     notes: list = []
@@ -98,8 +98,8 @@ def answers_of_run(args, run, entry: str) -> dict | None:
     they cannot be kept (settings that are not plain JSON)."""
     import json
 
-    from ..store.file_digests import tool_fingerprint
     from ..core.source import hydra_versions
+    from ..store.file_digests import tool_fingerprint
 
     s = run.source
     try:
@@ -181,8 +181,8 @@ def replay(argv) -> int | None:
         return None
     if kept is None:
         return None
-    from ..store.file_digests import save
     from ..report import console
+    from ..store.file_digests import save
     from .report_memo import replay as write
 
     for line in entry["answers"]["notes"]:

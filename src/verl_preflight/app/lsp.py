@@ -32,10 +32,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 from .. import __version__
+from .lsp_findings import SOURCE, Files, Ranges, diagnostics, failure, norm_path, workspace_edit
 from .user_paths import under
 
 SHELL_LANGUAGES = frozenset({"shellscript", "bash", "sh"})
-SOURCE = "validate-scripts"
 SETTINGS_FILE = "pyproject.toml"
 
 log = logging.getLogger("validate-scripts.lsp")
@@ -85,41 +85,6 @@ class Checked:
     deps: set = field(default_factory=set)  # absolute paths of the files it read
     logs: list = field(default_factory=list)  # (MessageType name, text), sent by the loop
     against: list = field(default_factory=list)  # `checked against verl 0.9.1 (installed) (2 launches)`, ...
-
-
-def _norm(path: str) -> str:
-    return path if path == "-" else os.path.normpath(os.path.abspath(path))
-
-
-class Files:
-    """The texts of one check, each parsed once: the editor's buffers, else the files."""
-
-    def __init__(self, buffers: dict, max_bytes: int):
-        self.buffers = buffers
-        self.max_bytes = max_bytes
-        self._scripts: dict = {}
-
-    def data(self, path: str) -> bytes | None:
-        if path in self.buffers:
-            return self.buffers[path]
-        from ..core.source import ReadError, TooLarge, read_script
-
-        try:
-            return read_script(path, self.max_bytes)
-        except (ReadError, TooLarge):
-            return None
-
-    def script(self, path: str):
-        if path not in self._scripts:
-            from ..shell.parse import parse_script
-
-            data = self.data(path)
-            self._scripts[path] = parse_script(path, data) if data is not None else None
-        return self._scripts[path]
-
-    def lines(self, path: str) -> list[str]:
-        data = self.data(path)
-        return data.decode("utf-8", "replace").splitlines(True) if data is not None else []
 
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024  # one message's body (a document 5 MB by default, escaped in JSON)
@@ -267,7 +232,7 @@ class Server:
 
     def _path(self, doc) -> str:
         """The document's file, absolute; `-` for a buffer with no file (checked as standard input)."""
-        return _norm(doc.path) if doc.uri.startswith("file:") and doc.path else "-"
+        return norm_path(doc.path) if doc.uri.startswith("file:") and doc.path else "-"
 
     def _changed(self, uri: str, saved: bool) -> None:
         doc = self._doc(uri)
@@ -354,7 +319,7 @@ class Server:
         roots = [to_fs_path(f.uri) for f in self.ls.workspace.folders.values()]
         if self.ls.workspace.root_path:
             roots.append(self.ls.workspace.root_path)
-        return [_norm(r) for r in dict.fromkeys(roots) if r]
+        return [norm_path(r) for r in dict.fromkeys(roots) if r]
 
     def _root(self, path: str) -> str:
         """The workspace folder of the file (the deepest that holds it), else the first one,
@@ -383,10 +348,10 @@ class Server:
             os.chdir(root)
             self._check_in(checked, uri, path, buffers, open_paths)
         except UsageError as err:
-            checked.diagnostics = {uri: [self._failure(str(err))]}
+            checked.diagnostics = {uri: [failure(str(err))]}
         except Exception as err:  # a bug of ours: one diagnostic, and the server goes on
             log.exception("internal error")
-            checked.diagnostics = {uri: [self._failure(f"internal error: {type(err).__name__}: {err}")]}
+            checked.diagnostics = {uri: [failure(f"internal error: {type(err).__name__}: {err}")]}
             checked.logs.append(("Error", f"{path}: internal error: {type(err).__name__}: {err}"))
         finally:
             # A check's evaluator is a web of objects that point at each other, and with it the
@@ -429,7 +394,7 @@ class Server:
         opts = replace(run.opts, buffers={p: b for p, b in buffers.items() if p != "-"}, stdin=buffers.get("-"))
         results, unreadable = run_files([path], run.caches, opts, 1)
         if unreadable:
-            checked.diagnostics = {uri: [self._failure(unreadable[0])]}
+            checked.diagnostics = {uri: [failure(unreadable[0])]}
             return
         result = results[0]
         from ..report.targets import verls_lines
@@ -439,123 +404,19 @@ class Server:
             checked.logs.append(("Info", f"{path}: {said}"))
         findings = application._reseverity(result.findings, args.severity)
         files = Files(buffers, opts.max_bytes)
-        checked.deps = {_norm(p) for p in result.deps}
-        self._diagnostics(checked, uri, path, result, findings, files, open_paths)
+        checked.deps = {norm_path(p) for p in result.deps}
+        diagnostics(checked, uri, path, result, findings, Ranges(self.ls.workspace.position_codec, files), open_paths)
         checked.launches = [
             (
                 prof.profile.describe(),
                 la.module,
                 la.line,
-                [(_norm(o.loc.path), o.loc, o.key, o.display.partition("=")[2]) for o in la.spec.overrides],
+                [(norm_path(o.loc.path), o.loc, o.key, o.display.partition("=")[2]) for o in la.spec.overrides],
             )
             for prof in result.profiles
             for la in prof.launches
             if la.spec is not None
         ]
-
-    def _failure(self, why: str):
-        from lsprotocol import types
-
-        from ..report import editor
-
-        at = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
-        return types.Diagnostic(
-            range=at, message=editor.not_checked(why), severity=types.DiagnosticSeverity.Error, source=SOURCE
-        )
-
-    def _diagnostics(self, checked, uri, path, result, findings, files, open_paths) -> None:
-        from lsprotocol import types
-
-        from ..report import editor
-
-        severity = {
-            "error": types.DiagnosticSeverity.Error,
-            "warning": types.DiagnosticSeverity.Warning,
-            "info": types.DiagnosticSeverity.Information,
-        }
-        everyone = [p.profile for p in result.profiles]
-        from ..pipeline.fix import said_of, why_unsafe
-
-        said = said_of([result])
-
-        def uri_of(p: str) -> str:
-            return uri if p == path else open_paths.get(p) or _file_uri(p)
-
-        checked.diagnostics[uri] = []  # the script's own, even when it has none
-        for f in findings:
-            where = _norm(f.path) if f.path else path
-            related = [
-                types.DiagnosticRelatedInformation(
-                    location=types.Location(uri=uri_of(_norm(p)), range=self._word(files, _norm(p), line, col)),
-                    message=editor.related(key),
-                )
-                for p, line, col, key in f.related
-            ]
-            diagnostic = types.Diagnostic(
-                range=self._word(files, where, f.line, f.column),
-                message=editor.diagnostic_message(f, everyone),
-                severity=severity.get(f.severity, types.DiagnosticSeverity.Information),
-                code=f.rule,
-                source=SOURCE,
-                related_information=related or None,
-            )
-            checked.diagnostics.setdefault(uri_of(where), []).append(diagnostic)
-            edit = f.fix.edit if f.fix is not None else None
-            if edit is not None:
-                target = _norm(edit.path) if edit.path != "-" else path
-                data = files.data(target) or b""
-                text_edit = types.TextEdit(
-                    range=self._bytes(files, target, edit.start, edit.end), new_text=edit.replacement
-                )
-                unsafe = why_unsafe(f, said)
-                title = editor.fix_title(
-                    f.rule, data[edit.start : edit.end].decode("utf-8", "replace"), edit.replacement, unsafe
-                )
-                checked.fixes.setdefault(uri_of(where), []).append(
-                    (diagnostic, uri_of(target), text_edit, title, unsafe is None)
-                )
-
-    # ---- positions: the validator's 1-based line and character column, the client's units ------------
-
-    def _position(self, files, path, line0: int, char: int):
-        from pygls.workspace import ServerTextPosition
-
-        lines = files.lines(path)
-        return self.ls.workspace.position_codec.position_to_client_units(lines, ServerTextPosition(line0, char))
-
-    def _word(self, files, path: str, line: int, col: int):
-        """The range of the word a finding is at: from its column to the end of the shell word
-        there (an override, an array element); the rest of the line's blank-free run when the
-        place is not a word; the file's start for a finding with no place."""
-        from lsprotocol import types
-
-        from ..core.values import Loc
-
-        if line < 1:
-            zero = types.Position(line=0, character=0)
-            return types.Range(start=zero, end=zero)
-        start = self._position(files, path, line - 1, col - 1)
-        script = files.script(path)
-        node, offset = script.word_at(Loc(path, line, col)) if script is not None else (None, None)
-        if node is not None and node.type != "program" and node.start_byte <= offset < node.end_byte:
-            end = script.loc_at(node.end_byte)
-            return types.Range(start=start, end=self._position(files, path, end.line - 1, end.col - 1))
-        lines = files.lines(path)
-        text = lines[line - 1] if line <= len(lines) else ""
-        blank_free = re.match(r"\S*", text[col - 1 :])
-        width = len(blank_free.group()) if blank_free else 0
-        return types.Range(start=start, end=self._position(files, path, line - 1, col - 1 + width))
-
-    def _bytes(self, files, path: str, start: int, end: int):
-        """The range of bytes [start, end) of a file (an edit)."""
-        from lsprotocol import types
-
-        script = files.script(path)
-        a, b = script.loc_at(start), script.loc_at(end)
-        return types.Range(
-            start=self._position(files, path, a.line - 1, a.col - 1),
-            end=self._position(files, path, b.line - 1, b.col - 1),
-        )
 
     # ---- what the editor is shown ------------------------------------------------------------------
 
@@ -612,29 +473,17 @@ class Server:
                         kind=types.CodeActionKind.QuickFix,
                         diagnostics=[diagnostic],
                         is_preferred=safe,  # an unsafe fix is offered, never the one applied unasked
-                        edit=self._workspace_edit(target, version, text_edit),
+                        edit=workspace_edit(self.ls.client_capabilities, target, version, text_edit),
                     )
                 )
         return out or None
 
-    def _workspace_edit(self, uri: str, version, text_edit):
-        from lsprotocol import types
-
-        caps = self.ls.client_capabilities
-        changes = caps.workspace and caps.workspace.workspace_edit and caps.workspace.workspace_edit.document_changes
-        if changes:
-            document = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
-            return types.WorkspaceEdit(
-                document_changes=[types.TextDocumentEdit(text_document=document, edits=[text_edit])]
-            )
-        return types.WorkspaceEdit(changes={uri: [text_edit]})
-
     def _hover(self, params):
         from lsprotocol import types
 
+        from ..core.values import Loc
         from ..report import editor
         from ..shell.parse import parse_script
-        from ..core.values import Loc
 
         uri = params.text_document.uri
         doc = self._doc(uri)
@@ -700,9 +549,3 @@ def _overlaps(a, b) -> bool:
         b.start.line,
         b.start.character,
     ) <= (a.end.line, a.end.character)
-
-
-def _file_uri(path: str) -> str:
-    from pygls.uris import from_fs_path
-
-    return from_fs_path(path) or path

@@ -22,8 +22,8 @@ _STATE: dict = {}
 
 
 def _init(source, use_disk, digest, explicit, opts, run_one, shared_dir) -> None:
-    from ..store import cache_files
     from ..hydra_stage.tree import ConfigCache, ConfigCaches
+    from ..store import cache_files
 
     cache_files.use_disk(use_disk)  # a worker keeps no cache where its run keeps none (--no-cache)
     main = ConfigCache(source, use_disk=use_disk, digest=digest)  # the tree is hashed once a run

@@ -11,8 +11,8 @@ import functools
 import os
 
 from ..core.findings import Finding
-from ..rules.tool.internal_error import InternalError
 from ..core.values import Loc
+from ..rules.tool.internal_error import InternalError
 
 SERIAL_BELOW = 8  # fewer scripts than this: worker start-up costs more than it saves
 

@@ -12,9 +12,7 @@ import os
 import time
 from functools import lru_cache
 
-from .config_location import TREE_DEPENDENCY, current_tree_hash
 from ..store.file_digests import file_digest, listing_digest, remember, remember_listing
-
 from .bounded_read import (  # noqa: F401  (the one reader: source.X names stay valid)
     DEFAULT_MAX_BYTES,
     DIGEST_MAX_BYTES,
@@ -27,6 +25,7 @@ from .bounded_read import (  # noqa: F401  (the one reader: source.X names stay 
     read_head,
     read_stamped,
 )
+from .config_location import TREE_DEPENDENCY, current_tree_hash
 
 
 def read_script(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:

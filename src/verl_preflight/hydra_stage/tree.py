@@ -14,15 +14,15 @@ import functools
 import hashlib
 import json
 import os
-import stat
 import re
+import stat
 from collections import defaultdict
 from dataclasses import dataclass
 
-from ..store import cache_files
 from ..core.config_location import TREE_DEPENDENCY, entry_root, found, from_dir, tree_hash
 from ..core.repository import Repositories, root_of
 from ..core.source import hydra_versions, looked_for, read_source
+from ..store import cache_files
 
 CACHE_FORMAT = 5  # 5: signed with the user's key (cache_files); 4: verdicts name the problem kind
 

@@ -31,8 +31,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 
 from ..core.edits import Fix, SourceEdit
-from ..shell.literal import literal_chars
 from ..core.values import Loc
+from ..shell.literal import literal_chars
 
 __all__ = ["Fix", "LaunchFindings", "Plan", "SourceEdit", "locate", "plan", "resolve"]
 

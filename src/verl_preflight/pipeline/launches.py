@@ -13,10 +13,10 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from ..hydra_stage.tree import in_verl
-from ..hydra_stage.problems import HydraKind, LaunchProblem
-from ..shell.words import Field, join_pieces
 from ..core.values import Loc
+from ..hydra_stage.problems import HydraKind, LaunchProblem
+from ..hydra_stage.tree import in_verl
+from ..shell.words import Field, join_pieces
 
 _PYTHON = re.compile(r"^(python[0-9.]*|pypy[0-9.]*|torchrun)$")
 

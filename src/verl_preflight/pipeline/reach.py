@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..hydra_stage.tree import OWN_OPTIONS, in_verl
 from ..core.values import Loc
+from ..hydra_stage.tree import OWN_OPTIONS, in_verl
 
 # `-m MODULE` (any verl module but those with their own options), or an entry point's name
 # anywhere in a word (`ENTRY=verl.trainer.main_ppo`, `"-m verl.trainer.sft_trainer"`)

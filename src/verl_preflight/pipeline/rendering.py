@@ -100,8 +100,8 @@ def layout_summary(la, profile, caches, opts) -> list[str]:
     """Comment lines: the devices the launch asks for (under --profile current, next to the
     devices this machine shows), its parallel layouts and the memory estimate
     (verl_preflight.target.layout); none when the launch does not compose."""
-    from ..target.layout import ModelConfigError, launch_layout, summary
     from ..rules.view import build_view
+    from ..target.layout import ModelConfigError, launch_layout, summary
 
     cache = _cache_of(caches, la)
     if cache is None or la.spec is None or not la.spec.trains:

@@ -8,8 +8,8 @@ import re
 from dataclasses import dataclass
 
 from ..core.findings import Finding
-from ..rules.tool.unused_suppression import UnusedSuppression
 from ..core.values import Loc
+from ..rules.tool.unused_suppression import UnusedSuppression
 
 _DIRECTIVE = re.compile(r"#\s*validate-scripts:\s*(disable|disable-file)=([A-Za-z0-9_,-]+)")
 

@@ -10,15 +10,11 @@ from __future__ import annotations
 import functools
 import os
 
-from . import fix, suppressions
 from ..core.findings import Finding, merge_findings, one_per_mistake
-from .options import Options  # noqa: F401  (validate.Options: the options every script is checked with)
-from .results import LaunchResult, ProfileResult, ScriptResult
+from ..core.source import DEFAULT_MAX_BYTES, ReadError, Recorder, TooLarge, read_script, sources_entry
+from ..core.values import Assumption, Loc, Profile, Unknown, shown_path
 from ..hydra_stage.check import check_launch, config_name_of
-from ..hydra_stage.tree import ConfigCaches
-from ..hydra_stage.tree import has_source, own_arguments
-from .launches import LaunchSpec, collapse_key, launch_of, other_program, read_launch, wrapped_script
-from .reach import why_no_launch, why_unchecked
+from ..hydra_stage.tree import ConfigCaches, has_source, own_arguments
 from ..rules import for_note, from_problem, remedy, run_launch_rules, run_script_rules
 from ..rules.bash.budget import Budget as BudgetRule
 from ..rules.bash.unset_variable import UnsetVariable
@@ -28,14 +24,17 @@ from ..rules.tool.profiles_capped import ProfilesCapped
 from ..rules.view import ScriptContext, build_view
 from ..shell import profiles as prof
 from ..shell.evaluate import Allowance, Budget, evaluate, secret_values, set_by_environment
+from ..shell.notes import NoteKind
 from ..shell.parse import parse_script, syntax_notes
 from ..shell.words import Field
-from ..core.source import DEFAULT_MAX_BYTES, ReadError, Recorder, TooLarge, read_script, sources_entry
-from ..target.launch_target import Forced, ScriptSignals, decide
 from ..target.config_folder import project_root, search_of
-from ..shell.notes import NoteKind
+from ..target.launch_target import Forced, ScriptSignals, decide
+from . import fix, suppressions
+from .launches import LaunchSpec, collapse_key, launch_of, other_program, read_launch, wrapped_script
+from .options import Options  # noqa: F401  (validate.Options: the options every script is checked with)
+from .reach import why_no_launch, why_unchecked
+from .results import LaunchResult, ProfileResult, ScriptResult
 from .value_origin import with_origins
-from ..core.values import Assumption, Loc, Profile, Unknown, shown_path
 
 _STOPS = (NoteKind.INCOMPLETE, NoteKind.BUDGET)  # the notes that say where the evaluator stopped
 

@@ -16,10 +16,8 @@ def _prop(text: str) -> str:
 
 
 def render(results, findings) -> str:
-    from .targets import verls_lines
-
     # what the run checked against, once for each verl, as a notice
-    from .targets import in_brief
+    from .targets import in_brief, verls_lines
 
     lines = [f"::notice title=validate-scripts::{_data(said)}" for said in verls_lines(results)]
     scripts = {r.path: r for r in results}

@@ -86,9 +86,8 @@ def _document(path: str):
 def _compose(path: str):
     import yaml
 
-    from ..core.yaml_read import compose, load
-
     from ..core.bounded_read import SOURCE_MAX_BYTES, ReadError, TooLarge, read_stamped
+    from ..core.yaml_read import compose, load
 
     try:
         raw = read_stamped(path, SOURCE_MAX_BYTES)[0]

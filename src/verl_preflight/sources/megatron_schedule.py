@@ -22,8 +22,8 @@ from functools import lru_cache
 
 from ..store.derived import kept_reading
 from ._pyast import ParsedWhenUsed, Span, parse_file, statement_at
-from .pyeval import UNKNOWN, Evaluator, Failure, Obj, V
 from .megatron import SOURCE_FILES, installed_tree_of, megatron_file
+from .pyeval import UNKNOWN, Evaluator, Failure, Obj, V
 
 SCHEDULES = ("megatron", "core", "pipeline_parallel", "schedules.py")
 MODULE = "megatron.core.pipeline_parallel.schedules"

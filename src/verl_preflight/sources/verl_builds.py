@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import ast
 
-from ..store.derived import kept
 from ..core.source import python_files
+from ..store.derived import kept
 from ._pyast import parse_mentioning, walk
 
 BUILDER = "omega_conf_to_dataclass"

@@ -24,9 +24,9 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from ..core.source import read_source
 from ._pyast import parse_file, walk
 from .pyeval import _TAINT, UNKNOWN, Evaluator, Members, Node, Obj
-from ..core.source import read_source
 
 MAX_STEPS = 20_000  # statements per check: a counted budget, never the clock
 MAX_DEPTH = 40  # nested calls

@@ -46,9 +46,9 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from ..core.source import SOURCES_READ
 from ..store.derived import kept_reading
 from ..store.file_digests import remember
-from ..core.source import SOURCES_READ
 from ._pyast import (
     ParsedWhenUsed,
     Span,

@@ -28,8 +28,8 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ..store.derived import kept
 from ..core.source import python_files, read_source
+from ..store.derived import kept
 from ._pyast import ParsedWhenUsed, Span, module_files, parse_file, parse_mentioning, walk
 from .pyeval import UNKNOWN, Evaluator, Failure, Node, Obj, V
 

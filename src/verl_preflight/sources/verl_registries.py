@@ -43,10 +43,10 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from ..core.source import python_files, read_source
 from ..store.derived import kept
 from ._pyast import dotted, module_files, module_name, parse_file, walk
 from .verl_classes import Registry, verl_sources
-from ..core.source import python_files, read_source
 
 START = "start"
 FIRST_STEP = "first step"

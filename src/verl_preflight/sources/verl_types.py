@@ -32,8 +32,8 @@ import os
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..store.derived import kept, kept_by_arguments
 from ..core.source import hydra_versions, python_files
+from ..store.derived import kept, kept_by_arguments
 from ._pyast import dotted, module_name, parse_file, parse_mentioning, walk
 from .verl_classes import Registry, verl_sources
 from .verl_registries import _local_imports

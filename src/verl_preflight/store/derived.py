@@ -29,10 +29,10 @@ import functools
 import hashlib
 import os
 
+from ..core.source import SOURCES_READ, digest_as_read
 from . import cache_files
 from .file_digests import tool_fingerprint
 from .plain import NotPlain, from_plain, to_plain
-from ..core.source import SOURCES_READ, digest_as_read
 
 FORMAT = 1
 _NOW: dict = {}  # path -> its digest, read once a process (sources do not change during a run)

@@ -42,8 +42,8 @@ import os
 import time
 from functools import lru_cache
 
-from . import cache_files
 from ..core.bounded_read import streamed_digest
+from . import cache_files
 
 FORMAT = 2  # 2: missing files and folders' listings kept too
 SETTLED_NS = 2_000_000_000  # a file's times this much older than now: no second write shares them

@@ -20,10 +20,10 @@ import dataclasses
 import hashlib
 import os
 
+from ..core.source import SOURCES, current_digests
 from . import cache_files
 from .file_digests import tool_fingerprint
 from .plain import NotPlain, from_plain, to_plain
-from ..core.source import SOURCES, current_digests
 
 FORMAT = 2  # 2: plain JSON, signed (1 was pickle)
 

@@ -24,9 +24,9 @@ import importlib.util
 import os
 from dataclasses import dataclass
 
-from ..hydra_stage.tree import Tree, entry_config_name, module_dir
 from ..core.repository import root_of
 from ..core.values import shown_path
+from ..hydra_stage.tree import Tree, entry_config_name, module_dir
 
 _PWD = ("$(pwd)", "$PWD", "${PWD}", "`pwd`")
 

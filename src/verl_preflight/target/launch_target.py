@@ -37,8 +37,8 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from .stack import branch_note
 from ..core.values import Loc, shown_path
+from .stack import branch_note
 
 GPU, NPU = "gpu", "npu"
 DEVICES = (GPU, NPU)

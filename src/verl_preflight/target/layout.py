@@ -28,9 +28,9 @@ import weakref
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from . import memory as mem
-from ..store.derived import kept_reading
 from ..core.source import read_source
+from ..store.derived import kept_reading
+from . import memory as mem
 
 DEVICE_MEMORY_GB = {"gpu": 80.0, "npu": 64.0}  # stated defaults: an 80 GB GPU, a 64 GB Ascend die
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from ...core.edits import Fix
 from ...hydra_stage.check import lookup
-
 from ...hydra_stage.problems import HydraKind
 from .. import Rule
 

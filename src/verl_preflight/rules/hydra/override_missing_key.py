@@ -9,7 +9,6 @@ from functools import lru_cache
 
 from ...core.edits import Fix
 from ...hydra_stage.check import close_keys, did_you_mean, lookup, typo_of
-
 from ...hydra_stage.problems import GroupCause, HydraKind, RootCause
 from .. import Rule
 

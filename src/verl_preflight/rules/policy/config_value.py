@@ -24,9 +24,9 @@ from __future__ import annotations
 import difflib
 
 from ...hydra_stage.tree import in_verl
-from ..evaluation import launch_evaluation
 from ...sources.verl_registries import FIRST_STEP, PHASES, SITES, START, names_user_module, read_sources
 from .. import Rule
+from ..evaluation import launch_evaluation
 from ..view import is_unknown
 from .config_field import _package_root, dataclass_registry, field_owner, owner_of
 

@@ -13,8 +13,8 @@ weights and gradients on its worst stage) cannot fit in the device.
 
 from __future__ import annotations
 
-from ...target import layout as lay
 from ...core.findings import Finding
+from ...target import layout as lay
 from .. import Rule
 
 ARF = "actor_rollout_ref"

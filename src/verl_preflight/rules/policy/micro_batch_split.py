@@ -34,9 +34,8 @@ verl code for it (sources/verl_batches.py):
 
 from __future__ import annotations
 
-from ...target import layout as lay
-from ...sources.pyeval import UNKNOWN, V
 from ...sources.megatron_schedule import interleaved_failure, schedule
+from ...sources.pyeval import UNKNOWN, V
 from ...sources.verl_batches import (
     engine_asserts,
     engine_data_parallel,
@@ -48,6 +47,7 @@ from ...sources.verl_batches import (
     normalization,
     trainer_mini_batch,
 )
+from ...target import layout as lay
 from .. import Rule
 from .config_field import _package_root
 

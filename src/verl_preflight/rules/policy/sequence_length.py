@@ -37,9 +37,9 @@ Decided by the code of the launch's verl, read from its tree (sources/verl_lengt
 
 from __future__ import annotations
 
-from ...target import layout as lay
-from ...sources.verl_lengths import MODEL_KEY, token_budget
 from ...sources.verl_batches import ulysses_size, validation_only
+from ...sources.verl_lengths import MODEL_KEY, token_budget
+from ...target import layout as lay
 from .. import Rule
 from .config_field import _package_root
 

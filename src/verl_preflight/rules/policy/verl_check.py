@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import re
 
-from ..evaluation import launch_evaluation
 from .. import Rule
+from ..evaluation import launch_evaluation
 
 
 class VerlCheck(Rule):
