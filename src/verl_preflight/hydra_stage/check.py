@@ -167,16 +167,23 @@ def _in_another_root(cache, config_name: str, group_lines: tuple, found: list[Pr
     and no --config-name): one problem, at the first of them, naming that root config, the others
     folded in (`related`); only a root that has every other key the launch sets (`keys`) too, so
     that naming it makes none fail (a Megatron launch whose two FSDP keys ppo_trainer has is not
-    told to compose ppo_trainer)."""
+    told to compose ppo_trainer). A root is tried with its own defaults first (a composition every
+    launch shares), and with the launch's group selections only when it has the keys there."""
     missing = [p for p in found if p.kind is HydraKind.MISSING_KEY and p.key and p.cause is None]
     if len(missing) < 2:
         return found
-    for candidate in _other_roots(cache, config_name):
-        snap = cache.snapshot(candidate, group_lines)
+    def has_all(snap) -> bool:
         if "tree" not in snap:
-            continue
+            return False
         has = lambda key, tree=snap["tree"]: _missing_depth(tree, key) == len(key.split("."))  # noqa: E731
-        if all(has(p.key) for p in missing) and all(has(key) for key in keys):  # (nothing else would fail)
+        return all(has(p.key) for p in missing) and all(has(key) for key in keys)  # (nothing else would fail)
+
+    for candidate in _other_roots(cache, config_name):
+        # first as composed with its defaults (once per tree, whatever the launch selects): a root
+        # that lacks the keys there is passed over without composing the launch's selections
+        if not has_all(cache.snapshot(candidate, ())):
+            continue
+        if not group_lines or has_all(cache.snapshot(candidate, group_lines)):
             other = candidate
             break
     else:
