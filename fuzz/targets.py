@@ -75,26 +75,11 @@ def script(data: bytes) -> None:
     validate_script(path, *_checking())
 
 
-class _View:
-    """An empty config as a check sees it: every key unknown."""
-
-    tree: dict = {}
-
-    def raw(self, key):
-        return None
-
-    def value(self, key):
-        return None
-
-    def setting(self, key):
-        return None
-
-
 def pyeval(data: bytes) -> None:
     import ast
     import warnings
 
-    from verl_preflight.sources.pyeval import Evaluator, Obj, V
+    from verl_preflight.sources.pyeval import EmptyView, Evaluator, Obj, V
 
     text = data.decode("utf-8", "replace")
     code = "def check(self):\n" + "".join("    " + line + "\n" for line in text.splitlines() or ["pass"])
@@ -105,7 +90,7 @@ def pyeval(data: bytes) -> None:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return  # not Python, or past the parser: verl's import would fail first, nothing to run
     if body and isinstance(body[0], ast.FunctionDef):
-        Evaluator(_View()).run(body[0].body, {"self": V(Obj({}))})
+        Evaluator(EmptyView()).run(body[0].body, {"self": V(Obj({}))})
 
 
 def yaml(data: bytes) -> None:

@@ -319,17 +319,25 @@ async def test_the_log_says_what_each_check_was_checked_against(client: Language
     assert any(m.endswith("run.sh: checked against verl 0.9.1 (installed) (1 launch)") for m in said), said
 
 
+VENDORED_LAUNCH = 'python3 -m verl.trainer.main_ppo trainer.total_epochs=2 "$@"\n'
+
+
+def _vendoring(project):
+    """A repository at `project` that vendors the installed verl, with run.sh launching it:
+    (the folder, the script's text)."""
+    from verl_preflight.core.config_location import installed_root
+
+    shutil.copytree(installed_root(), project / "verl", ignore=shutil.ignore_patterns("__pycache__"))
+    (project / ".git").mkdir()
+    (project / "run.sh").write_text(VENDORED_LAUNCH)
+    return project, VENDORED_LAUNCH
+
+
 async def test_an_edit_of_a_vendored_config_tree_is_checked_at_the_next_change(client: LanguageClient, workspace):
     """Issue 46: with a vendored verl, deleting a key from its ppo_trainer.yaml left the
     diagnostics as they were until the server restarted (the tree's compositions were kept under
     the digest it had). The next check composes from the files as they are now."""
-    from verl_preflight.core.config_location import installed_root
-
-    project = workspace / "vendoring"
-    shutil.copytree(installed_root(), project / "verl", ignore=shutil.ignore_patterns("__pycache__"))
-    (project / ".git").mkdir()
-    text = 'python3 -m verl.trainer.main_ppo trainer.total_epochs=2 "$@"\n'
-    (project / "run.sh").write_text(text)
+    project, text = _vendoring(workspace / "vendoring")
     uri = _open(client, project / "run.sh", text)
     assert not any(d.code == "override-missing-key" for d in await _published(client, uri, 1))
     config = project / "verl" / "trainer" / "config" / "ppo_trainer.yaml"
@@ -346,13 +354,7 @@ async def test_an_edit_of_a_vendored_verl_module_is_checked_at_the_next_change(c
     """Issue 46: the facts, syntax trees and memos read from a vendored verl's Python outlived the
     check that read them; an assert added to its validate_config was not seen until the server
     restarted. A source changed since the last check makes the server forget what it read."""
-    from verl_preflight.core.config_location import installed_root
-
-    project = workspace / "vendoring-python"
-    shutil.copytree(installed_root(), project / "verl", ignore=shutil.ignore_patterns("__pycache__"))
-    (project / ".git").mkdir()
-    text = 'python3 -m verl.trainer.main_ppo trainer.total_epochs=2 "$@"\n'
-    (project / "run.sh").write_text(text)
+    project, text = _vendoring(workspace / "vendoring-python")
     uri = _open(client, project / "run.sh", text)
     assert not any("edited check" in d.message for d in await _published(client, uri, 1))
     module = project / "verl" / "utils" / "config.py"

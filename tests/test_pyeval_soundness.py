@@ -17,24 +17,11 @@ import ast
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from verl_preflight.sources.pyeval import UNKNOWN, Evaluator, Obj, V
+from verl_preflight.sources.pyeval import UNKNOWN, EmptyView, Evaluator, Obj, V
 
 NAMES = ("a", "b", "c")
 KINDS = ("AssertionError", "ValueError", "ZeroDivisionError", "TypeError")
 U_VALUES = [*range(-30, 31), 100, -100, 10_000]  # the values of `u` CPython is run with
-
-
-class _View:
-    tree: dict = {}
-
-    def raw(self, key):
-        return None
-
-    def value(self, key):
-        return None
-
-    def setting(self, key):
-        return None
 
 
 def _exprs(with_u: bool):
@@ -138,7 +125,7 @@ class _Undecided:
 
 
 def _evaluated(code: str, u, undecided: set | None = None) -> tuple[str, int] | None:
-    ev = Evaluator(_View(), max_steps=100_000)
+    ev = Evaluator(EmptyView(), max_steps=100_000)
     func = ast.parse(code).body[0]
     ev.watch = _Undecided(func)
     ev.run(func.body, {"self": V(Obj({})), "u": V(u)})

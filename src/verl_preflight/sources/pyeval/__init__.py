@@ -42,8 +42,8 @@ What the caller decides (the options):
 """
 
 from .evaluator import Evaluator
-from .model import _TAINT, MISSING, UNKNOWN, Assigned, Failure, Functions, Members, Node, Obj, V
+from .model import _TAINT, MISSING, UNKNOWN, Assigned, EmptyView, Failure, Functions, Members, Node, Obj, V
 
 __all__ = [
-    "Evaluator", "_TAINT", "MISSING", "UNKNOWN", "Assigned", "Failure", "Functions", "Members", "Node", "Obj", "V",
+    "Evaluator", "_TAINT", "MISSING", "UNKNOWN", "Assigned", "EmptyView", "Failure", "Functions", "Members", "Node", "Obj", "V",
 ]

@@ -80,6 +80,22 @@ class _Return(Exception):
         self.value = value
 
 
+class EmptyView:
+    """The view of a launch that sets nothing: no key has a value (code run over no config, as
+    the fuzz target and the soundness test run it)."""
+
+    tree: dict = {}
+
+    def raw(self, key):
+        return None
+
+    def value(self, key):
+        return None
+
+    def setting(self, key):
+        return None
+
+
 class Node:
     """A section of the launch's config (`config.actor_rollout_ref.actor`)."""
 
