@@ -10,7 +10,7 @@ ASCEND_STACK := $(VENV)/ascend-stack.json
 VERL_WHEELS := 0.9.1 0.9.0 0.8.0 0.7.1 0.7.0 0.6.1 0.6.0 0.5.0 0.4.1 0.4.0 0.3.0.post1 0.2.0.post2
 MEGATRON_WHEELS := 0.11.0 0.12.0 0.12.1 0.12.2 0.13.0 0.13.1 0.14.0 0.15.0 0.15.1 0.15.2 0.16.0
 
-.PHONY: validate test test-slow check setup bench docs fuzz clean
+.PHONY: validate test test-slow check setup bench docs fuzz release-facts clean
 
 setup: $(STAMP) $(ASCEND_STACK)
 
@@ -75,6 +75,12 @@ fuzz: $(STAMP)
 		$(VPY) fuzz/fuzz_validate.py --target $$t $(VENV)/fuzz-corpus/$$t -max_total_time=$(FUZZ_SECONDS) \
 			-timeout=30 -rss_limit_mb=2048 -artifact_prefix=$(VENV)/fuzz-artifacts/$$t- || exit 1; \
 	done
+
+# what the checks derive from each verl release the package ships facts of, written again from
+# the wheels (src/verl_preflight/data/releases/; tools/gen_release_facts.py): after an edit of the
+# code that derives them (make test says which tables are stale)
+release-facts: $(STAMP)
+	$(VPY) tools/gen_release_facts.py --wheels $(VENV)/wheels
 
 docs: $(STAMP)
 	$(VPY) -c "import sys; sys.path.insert(0, 'src'); from verl_preflight.report.rule_docs import markdown; open('docs/rules.md', 'w').write(markdown())"

@@ -146,11 +146,13 @@ def test_policies_over_a_hand_built_view(rule, settings, fires):
 
 def compositions(monkeypatch) -> list:
     """The (config name, group overrides) of each real composition from now on, in a process
-    that has composed nothing yet."""
+    that has composed nothing yet, with no compositions shipped (store/released.py)."""
     import verl_preflight.hydra_stage.tree as tree
+    from verl_preflight.store import released
 
     composed = []
     real = tree.compose_raw
+    monkeypatch.setattr(released, "compositions", lambda *_: None)  # (none shipped for a release's tree)
 
     def counting(*args):
         composed.append(args[1:])

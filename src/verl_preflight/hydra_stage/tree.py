@@ -662,6 +662,8 @@ class ConfigCache:
             self._stored = {"snapshots": {}, "parsed": {}, "verdicts": {}, "groups": None}
             if self.use_disk:
                 self._load()
+            if not self._stored["snapshots"]:
+                self._shipped()
             stored = self._stored
             self.loaded = (set(stored["snapshots"]), set(stored["parsed"]), set(stored["verdicts"]))
             if self._stored["groups"] is None:
@@ -727,6 +729,15 @@ class ConfigCache:
         if not all(isinstance(e, dict) and ("tree" in e or "error" in e) for e in snaps.values()):
             return
         self._stored.update(snapshots=snaps, parsed=parsed, groups=groups, verdicts=verdicts)
+
+    def _shipped(self) -> None:
+        """The compositions shipped for a released verl's tree of this content (store.released)."""
+        from ..store import released
+
+        found = released.compositions(self.digest, hydra_versions())
+        snaps, groups = (found.get("snapshots"), found.get("groups")) if found else (None, None)
+        if isinstance(snaps, dict) and isinstance(groups, list) and len(self.tree.dirs) == 1:
+            self._stored.update(snapshots=released.absolute(snaps, self.tree.dirs[0]), groups=list(groups))
 
     def save(self) -> None:
         if not self.use_disk or not self.dirty or self._stored is None:

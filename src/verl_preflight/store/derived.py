@@ -21,6 +21,9 @@ on a value, keyed by the hydra-core and omegaconf versions): no sources are reco
 `@kept_reading(files)` keeps a value that follows from the files it names alone (a module's
 outline, a statement's span in one module): only their digests are recorded, so the many small
 facts of a run do not each carry the hundreds of sources read before them.
+
+Before either, a value of a released verl's tree is taken from the table shipped for that
+release (released.py), under the same rule: every file it read has the same bytes here.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ from .file_digests import tool_fingerprint
 from .plain import NotPlain, from_plain, to_plain
 
 FORMAT = 1
+KEPT: dict = {}  # name -> each function kept here from sources it reads (tools/gen_release_facts.py)
+CALLS: list | None = None  # tools/gen_release_facts.py: (name, function, arguments) of each call, when a list
 _NOW: dict = {}  # path -> its digest, read once a process (sources do not change during a run)
 
 
@@ -81,8 +86,20 @@ def _keeping(fn, reads):
 
     @functools.wraps(fn)
     def wrapper(*args):
+        if CALLS is not None:
+            CALLS.append((name, wrapper, args))
         if args in memo:
             return memo[args]
+        if reads is not None:  # (a value of its arguments alone is not shipped)
+            from . import released
+
+            shipped = released.fact(name, args, _unchanged)
+            if shipped is not None:
+                try:
+                    memo[args] = value = from_plain(shipped[0])
+                    return value
+                except (NotPlain, RecursionError):
+                    pass
         folder = cache_files.folder("derived")
         path = None
         if folder is not None:
@@ -113,4 +130,6 @@ def _keeping(fn, reads):
         return value
 
     wrapper.cache_clear = memo.clear
+    if reads is not None:
+        KEPT[name] = wrapper
     return wrapper
