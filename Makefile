@@ -8,6 +8,7 @@ ASCEND_STACK := $(VENV)/ascend-stack.json
 # verl releases (wheels, never installed): for --verl tests, the verl-check differential
 # (tests/oracle/verl_start_checks.py) and the recall cases (tests/recall)
 VERL_WHEELS := 0.9.1 0.9.0 0.8.0 0.7.1 0.7.0 0.6.1 0.6.0 0.5.0 0.4.1 0.4.0 0.3.0.post1 0.2.0.post2
+RAY_VERSION := 2.52.1
 MEGATRON_WHEELS := 0.11.0 0.12.0 0.12.1 0.12.2 0.13.0 0.13.1 0.14.0 0.15.0 0.15.1 0.15.2 0.16.0
 
 .PHONY: validate test test-slow check setup bench docs fuzz release-facts clean
@@ -21,6 +22,8 @@ $(STAMP): pyproject.toml Makefile
 	# bytecode for the editable install, compiled once (a first run does not pay for it)
 	$(VPY) -m compileall -q src tools
 	$(VPY) -m pip install --quiet --no-deps verl==0.9.1 megatron-core==0.16.1
+	# Ray for the cluster preflight's tests (tests/test_cluster.py starts a local cluster of real nodes)
+	$(VPY) -m pip install --quiet ray==$(RAY_VERSION)
 	# verl wheels (offline at test time)
 	for v in $(VERL_WHEELS); do $(VPY) -m pip download --quiet --no-deps --only-binary :all: \
 		-d $(VENV)/wheels verl==$$v || exit 1; done

@@ -433,3 +433,20 @@ def test_an_internal_error_is_the_tools_own_and_the_run_goes_on(tmp_path, capsys
     code, _, err = run(capsys, "--no-cache", "--show-traceback", broken)
     os.environ.pop("VERL_PREFLIGHT_SHOW_TRACEBACK", None)  # (set by the flag for the workers; none here)
     assert code == 2 and "Traceback (most recent call last)" in err and "in failing" in err
+
+
+def test_preflight_without_a_cluster_at_the_address_says_so(tmp_path, capsys, monkeypatch):
+    """`preflight` where no Ray cluster runs: exit 2 at once, naming the address tried; without
+    an address (no --ray-address, no RAY_ADDRESS): exit 2 saying how to give one."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # (closed again: nothing listens there)
+    script = write(tmp_path, "run.sh", "python3 -m verl.trainer.main_ppo trainer.nnodes=1\n")
+    assert main(["preflight", "--ray-address", f"127.0.0.1:{port}", str(script)]) == 2
+    err = capsys.readouterr().err
+    assert f"no Ray cluster answers at 127.0.0.1:{port}" in err and "Traceback" not in err
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    assert main(["preflight", str(script)]) == 2
+    assert "--ray-address HOST:PORT, or RAY_ADDRESS" in capsys.readouterr().err

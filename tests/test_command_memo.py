@@ -192,7 +192,8 @@ def test_every_variable_the_tool_reads_is_in_the_key_or_asked_again():
     asked_again = {"VERL_CONFIG_DIR"}  # config_location.found, run by the start
     the_cache = {"XDG_CACHE_HOME"}  # names the folder the entries are in
     never_kept = {"TRACEBACK"}  # runner.py, --show-traceback: only an internal error's line, never kept
-    machine = {"machine.py", "validate.py"}  # --profile current only: never kept
+    # --profile current, and preflight (its cluster and the nodes' probe): never kept
+    machine = {"machine.py", "validate.py", "cluster.py", "node_probe.py"}
     key = {"command_memo.py"}  # reads ENVIRONMENT into the key
     package = os.path.join(ROOT, "src", "verl_preflight")
     unplaced = []

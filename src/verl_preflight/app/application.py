@@ -126,6 +126,7 @@ def setup(args) -> Setup:
         device=_device(args),
         args=args.script_args,
         devices=devices,
+        cluster=getattr(args, "cluster", None),
         **_model_settings(args),
     )
     return Setup(files, source, caches, opts, tuple(notes), dependents)
@@ -367,6 +368,24 @@ def rule_docs(args) -> None:
     sys.stdout.write(text)
 
 
+def preflight(args) -> int:
+    """`preflight --ray-address ADDRESS SCRIPT...`: the scripts checked as this machine will
+    run them, against the Ray cluster at that address (target/cluster.py); exit 2 when there
+    is no cluster to ask."""
+    from ..target.cluster import ClusterError, connect, disconnect
+
+    try:
+        cluster = connect(args.ray_address, args.probe_timeout)
+    except ClusterError as err:
+        raise UsageError(f"preflight: {err}") from err
+    try:
+        console.say(f"note: {cluster.describe()}")
+        args.cluster = cluster
+        return validate(args)
+    finally:
+        disconnect()
+
+
 def validate(args, argv=None) -> int:
     """Check the scripts (and --fix or --diff them); the report on standard output. `argv`:
     the command line, under which a start finds the kept report again (command_memo.py)."""
@@ -426,7 +445,7 @@ def validate(args, argv=None) -> int:
             unreadable = [*unreadable, *failed]
     findings = [f for r in results for f in r.findings]
     seconds = time.perf_counter() - start
-    shown, written = _report(args, results, findings, run.source, seconds, run.files, fix_lines)
+    shown, written = _report(args, results, findings, run.source, seconds, run.files, fix_lines, run.opts.cluster)
     for line in fix_lines if not shown else []:
         console.plain(line)
     for line in unreadable:
@@ -466,18 +485,18 @@ def _kept(written: str, args, seconds: float, said: list, status: int):
     return Kept(written[: -len(tail)] if timed else written, timed, list(said), status)
 
 
-def _report(args, results, findings, source, seconds: float, files, fix_lines) -> tuple[bool, str]:
+def _report(args, results, findings, source, seconds: float, files, fix_lines, cluster=None) -> tuple[bool, str]:
     """The report in the chosen format on standard output, and the text written; True when it
     holds the --fix lines (the text report does; the machine formats leave them to standard
     error)."""
     if args.format == "json":
         from ..report import json_report
 
-        out = json_report.render(results, findings, source)
+        out = json_report.render(results, findings, source, cluster)
     elif args.format == "sarif":
         from ..report import sarif
 
-        out = sarif.render(results, findings, source)
+        out = sarif.render(results, findings, source, cluster)
     elif args.format == "github":
         from ..report import github
 

@@ -32,7 +32,10 @@ def main(argv=None) -> int:
             from . import lsp
 
             return lsp.serve(functools.partial(lsp_check_args, _lsp_args(argv[1:])))
-        args = _parser().parse_args(argv)
+        preflight = bool(argv) and argv[0] == "preflight"
+        args = (_preflight_parser() if preflight else _parser()).parse_args(argv[1:] if preflight else argv)
+        if preflight:
+            _preflight_args(args)
         if args.list_rules or args.explain:
             application.rule_docs(args)
             return application.EXIT_OK
@@ -42,7 +45,12 @@ def main(argv=None) -> int:
             os.environ[TRACEBACK] = "1"
         application.apply_settings(args)
         _typed(args, args.settings.get("stack"))
-        status = application.matrix(args) if args.verl and len(args.verl) > 1 else application.validate(args, argv)
+        if preflight:
+            status = application.preflight(args)
+        elif args.verl and len(args.verl) > 1:
+            status = application.matrix(args)
+        else:
+            status = application.validate(args, argv)
         file_digests.save()
         return status
     except UsageError as err:
@@ -310,6 +318,53 @@ def _unquote(text: str) -> str:
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
         return text[1:-1]
     return text
+
+
+def _preflight_parser() -> argparse.ArgumentParser:
+    """`preflight --ray-address ADDRESS SCRIPT...`: the check's options, and the cluster's."""
+    p = _parser()
+    p.prog = "validate-scripts preflight"
+    p.description = (
+        "Check launch scripts on the head node against the running Ray cluster the job will meet: each "
+        "alive node is asked (one small task, no GPU or NPU claimed) for its devices, memory, package versions, "
+        "environment and the paths the launch names; the script is never run. This machine's environment is "
+        "the profile (as --profile current)."
+    )
+    p.epilog = "Exit status: 0 no error, 1 errors (or warnings with --strict), 2 could not run or no cluster to ask."
+    p.add_argument(
+        "--ray-address",
+        metavar="ADDRESS",
+        help="the running cluster's address, as `ray start --head` printed it (HOST:PORT); default: RAY_ADDRESS",
+    )
+    p.add_argument(
+        "--probe-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="how long every node has to answer one round of questions (default 30)",
+    )
+    return p
+
+
+def _preflight_args(args) -> None:
+    """The cluster's address (else RAY_ADDRESS), and what a preflight always is: this machine's
+    profile, no cache (the cluster is an input), one process (one connection to the cluster)."""
+    from ..target.cluster import PROBE_TIMEOUT, address_of
+
+    args.ray_address = address_of(args.ray_address)
+    if not args.ray_address:
+        raise UsageError("preflight needs the cluster's address: --ray-address HOST:PORT, or RAY_ADDRESS")
+    if args.probe_timeout is None:
+        args.probe_timeout = PROBE_TIMEOUT
+    if not args.probe_timeout > 0:
+        raise UsageError("--probe-timeout must be more than 0 seconds")
+    if args.profile and args.profile != ["current"]:
+        raise UsageError("preflight checks this machine's profile (as --profile current): leave --profile out")
+    if args.fix or args.diff:
+        raise UsageError("preflight reports; --fix and --diff go with a check (validate-scripts SCRIPT)")
+    args.profile = ["current"]
+    args.no_cache = True
+    args.jobs = 1
 
 
 def _render_args(argv):

@@ -34,5 +34,6 @@ class Options:
     probed_device: tuple | None = None  # --profile current: (DEVICE, why) as probed once for the run
     device: str | None = None  # --device gpu|npu: the device every launch is judged on
     devices: object = None  # --profile current: machine.Devices, the devices this machine shows
+    cluster: object = None  # preflight: target.cluster.Cluster, the Ray cluster the launches will meet
     model_config: str | None = None  # --model-config DIR: the model's config.json for the shape rules
     device_memory: float | None = None  # --device-memory GB; None: the device kind's default

@@ -81,8 +81,11 @@ def scripts_obj(results) -> list:
     ]
 
 
-def render(results, findings, source) -> str:
-    return json.dumps(document(results, findings, source), indent=2, ensure_ascii=False) + "\n"
+def render(results, findings, source, cluster=None) -> str:
+    doc = document(results, findings, source)
+    if cluster is not None:  # (preflight: the cluster the launches were checked against)
+        doc = {**doc, "cluster": cluster.as_json()}
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
 def document(results, findings, source) -> dict:

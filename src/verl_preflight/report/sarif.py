@@ -44,8 +44,12 @@ def artifact_uri(path: str) -> str:
     return quote(path.replace(os.sep, "/"))
 
 
-def render(results, findings, source) -> str:
-    return json.dumps(document(results, findings, source), indent=2) + "\n"
+def render(results, findings, source, cluster=None) -> str:
+    doc = document(results, findings, source)
+    if cluster is not None:  # (preflight: the cluster the launches were checked against, in the run's properties)
+        for run in doc["runs"]:
+            run.setdefault("properties", {})["cluster"] = cluster.as_json()
+    return json.dumps(doc, indent=2) + "\n"
 
 
 def render_runs(reports) -> str:

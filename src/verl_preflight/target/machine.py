@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import selectors
 import shutil
 import signal
@@ -11,6 +10,8 @@ import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
+
+from .node_probe import count_gpus, count_npus
 
 PROBE_TIMEOUT = 60.0  # seconds; importing torch_npu imports torch, which is slow
 PROBE = "import torch_npu"  # what the reference scripts run: DEVICE=$(python3 -c 'import torch_npu' && ...)
@@ -183,30 +184,6 @@ class Devices:
         """render's line: what this machine shows next to what the job asks of each node."""
         asks = f"the job asks {per_node} per node" if isinstance(per_node, int) else "what the job asks is not known"
         return f"{self.describe()}; {asks}"
-
-
-# `npu-smi info` prints a table; after the header, each chip has a row whose first cell is
-# "<Chip> <Device/Phy-ID>" and whose second is its Bus-Id, under a row "<NPU id> <Name>"
-# whose second cell is its health. The process table below it starts with "Process id".
-_NPU_CHIP_ROW = re.compile(r"^\|\s*\d+\s+\d+\s*\|[^|]*\|[^|]*\|\s*$")
-
-
-def count_gpus(text: str) -> int:
-    """GPUs in `nvidia-smi -L` output: one line "GPU <i>: <name> (UUID: ...)" each (MIG
-    instances are indented lines below their GPU)."""
-    return sum(1 for line in text.splitlines() if line.startswith("GPU "))
-
-
-def count_npus(text: str) -> int:
-    """NPU chips in `npu-smi info` output: the chip rows of the device table (an Atlas A3 card
-    shows two, one a die); the process table is not counted."""
-    count = 0
-    for line in text.splitlines():
-        if "Process id" in line or "Process name" in line:
-            break
-        if _NPU_CHIP_ROW.match(line.strip()):
-            count += 1
-    return count
 
 
 _TOOLS = (("nvidia-smi", ("-L",), "GPU", count_gpus), ("npu-smi", ("info",), "NPU", count_npus))

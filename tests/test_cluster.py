@@ -1,0 +1,358 @@
+"""`validate-scripts preflight --ray-address`: against a real Ray cluster started here.
+
+Each node is a real `ray start` process (the head with `--head`, the others joining it), as a
+user starts a cluster; per node differ what the issue's reports say differs between the nodes
+of a job: the devices Ray counts (`--num-gpus`, as Ray reads CUDA_VISIBLE_DEVICES), the
+packages installed (a folder of distribution metadata first on that node's PYTHONPATH: the
+probe reads versions from metadata, and no package is run), the files it sees (a node started
+in a mount namespace of its own, with a tmpfs over the model folder), and a hung `nvidia-smi`
+on its PATH. Nothing of Ray is mocked; no GPU is needed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+from conftest import ROOT
+
+pytestmark = pytest.mark.slow
+
+VENV_BIN = os.path.dirname(sys.executable)
+RAY = os.path.join(VENV_BIN, "ray")
+TOOL = [sys.executable, os.path.join(ROOT, "tools", "validate_scripts.py")]
+
+if not os.path.exists(RAY):
+    pytest.skip("Ray is not installed for this Python (make setup installs the cluster extra)", allow_module_level=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _metadata(folder: str, packages: dict) -> str:
+    """A folder of distribution metadata: `packages` {name: version} installed as far as
+    importlib.metadata can tell (what the probe reads), no module of theirs."""
+    os.makedirs(folder, exist_ok=True)
+    for name, version in packages.items():
+        info = os.path.join(folder, f"{name.replace('-', '_')}-{version}.dist-info")
+        os.makedirs(info, exist_ok=True)
+        with open(os.path.join(info, "METADATA"), "w") as fh:
+            fh.write(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    return folder
+
+
+class LocalCluster:
+    """A head node and nodes joining it, each a `ray start --block` in a session of its own."""
+
+    def __init__(self, base: str):
+        self.base = base
+        self.port = _free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self.nodes: list[subprocess.Popen] = []
+
+    def start(self, gpus: int, env: dict | None = None, hide: str | None = None, head: bool = False):
+        args = [RAY, "start", "--block", "--num-cpus=1", f"--num-gpus={gpus}", "--disable-usage-stats"]
+        if head:
+            args += ["--head", f"--port={self.port}", "--include-dashboard=false", f"--temp-dir={self.base}/r"]
+        else:
+            args += [f"--address={self.address}"]
+        if hide:  # this node sees an empty folder at `hide`: a mount namespace of its own
+            args = ["unshare", "-m", "sh", "-c", f'mount -t tmpfs tmpfs "{hide}" && exec "$@"', "sh", *args]
+        log = open(os.path.join(self.base, f"node{len(self.nodes)}.log"), "w")
+        proc = subprocess.Popen(args, env={**os.environ, **(env or {})}, stdout=log, stderr=log, start_new_session=True)
+        self.nodes.append(proc)
+        self.wait_for(len(self.nodes))
+        return proc
+
+    def alive(self) -> int:
+        code = (
+            "import ray, warnings; warnings.simplefilter('ignore');"
+            f"ray.init(address='{self.address}', log_to_driver=False, logging_level='ERROR');"
+            "print(sum(1 for n in ray.nodes() if n['Alive']))"
+        )
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+        return int(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 and proc.stdout.strip() else 0
+
+    def wait_for(self, count: int, deadline: float = 60.0) -> None:
+        end = time.monotonic() + deadline
+        while time.monotonic() < end:
+            if any(p.poll() is not None for p in self.nodes):
+                logs = open(os.path.join(self.base, f"node{len(self.nodes) - 1}.log")).read()[-2000:]
+                raise RuntimeError(f"a node of the test cluster exited: {logs}")
+            if self.alive() >= count:
+                return
+            time.sleep(0.5)
+        raise RuntimeError(f"the test cluster has not {count} nodes alive after {deadline:g}s")
+
+    def kill(self, proc) -> None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait(timeout=30)
+
+    def stop(self) -> None:
+        for proc in reversed(self.nodes):
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                continue
+        for proc in self.nodes:
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.kill(proc)
+
+
+def _mount_namespaces() -> bool:
+    proc = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs tmpfs /mnt"], capture_output=True)
+    return proc.returncode == 0
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """Three nodes: A (the head, 8 GPUs), B (8 GPUs, verl 0.8.0 first on its path, no MindSpeed),
+    C (4 GPUs as CUDA_VISIBLE_DEVICES=0,1,2,3 shows them, no vLLM, its own view of the files:
+    the `local` model folder is empty there). Every node has torch and torch_npu."""
+    if shutil.which("unshare") is None or not _mount_namespaces():
+        pytest.skip("unshare -m with a tmpfs mount is not allowed here (a node with files of its own needs it)")
+    base = tempfile.mkdtemp(prefix="vp", dir="/tmp")  # (short: Ray's socket paths must fit 107 bytes)
+    models = os.path.join(base, "local")
+    for folder in (os.path.join(models, "Qwen3-8B"), os.path.join(base, "shared", "Qwen3-8B")):
+        os.makedirs(folder)
+        with open(os.path.join(folder, "config.json"), "w") as fh:
+            json.dump({"architectures": ["Qwen3ForCausalLM"], "hidden_size": 4096, "num_hidden_layers": 36}, fh)
+    with open(os.path.join(base, "shared", "train.parquet"), "wb") as fh:
+        fh.write(b"PAR1")
+    common = {"torch": "2.8.0", "torch_npu": "2.8.0"}
+    site = lambda name, extra: _metadata(os.path.join(base, name), {**common, **extra})  # noqa: E731
+    local = LocalCluster(base)
+    try:
+        local.start(8, {"PYTHONPATH": site("a", {"vllm": "0.11.0", "mindspeed": "0.12.1"})}, head=True)
+        local.start(8, {"PYTHONPATH": site("b", {"vllm": "0.11.0", "verl": "0.8.0"})})
+        local.start(
+            4, {"PYTHONPATH": site("c", {"mindspeed": "0.12.1"}), "CUDA_VISIBLE_DEVICES": "0,1,2,3"}, hide=models
+        )
+        yield local
+    finally:
+        local.stop()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+LAUNCH = """\
+python3 -m verl.trainer.main_ppo \\
+    data.train_files={data} \\
+    actor_rollout_ref.model.path={model} \\
+    actor_rollout_ref.rollout.name={rollout} \\
+    trainer.nnodes={nnodes} \\
+    trainer.n_gpus_per_node={per_node} {extra}
+"""
+
+
+def _preflight(tmp_path, address: str, *options, env=None, **launch):
+    """(exit status, JSON report, standard error) of `preflight` on one launch."""
+    values = {
+        "rollout": "hf",
+        "nnodes": 2,
+        "per_node": 8,
+        "extra": "",
+        "model": "Qwen/Qwen3-8B",
+        "data": "data/train.parquet",
+    }
+    values.update(launch)
+    (tmp_path / ".git").mkdir(exist_ok=True)
+    script = tmp_path / "run.sh"
+    script.write_text("#!/usr/bin/env bash\n" + LAUNCH.format(**values))
+    proc = subprocess.run(
+        [*TOOL, "preflight", "--ray-address", address, "--format", "json", *options, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env={**os.environ, **(env or {})},
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    return proc.returncode, json.loads(proc.stdout), proc.stderr
+
+
+def _of(report, rule: str, severity: str | None = None) -> list:
+    return [f for f in report["findings"] if f["rule"] == rule and severity in (None, f["severity"])]
+
+
+def _paths(cluster) -> dict:
+    return {
+        "model": os.path.join(cluster.base, "shared", "Qwen3-8B"),
+        "data": os.path.join(cluster.base, "shared", "train.parquet"),
+    }
+
+
+def test_a_launch_the_cluster_can_hold_has_no_cluster_error(cluster, tmp_path):
+    """Two pools of 8 on a cluster of 8 + 8 + 4 free GPUs, the model and data on every node,
+    the HF rollout: no cluster error; the cluster is in the report's header (nodes, devices,
+    the Ray version) and said on standard error."""
+    status, report, err = _preflight(tmp_path, cluster.address, **_paths(cluster))
+    errors = [f for f in report["findings"] if f["rule"].startswith("cluster-") and f["severity"] == "error"]
+    assert errors == []
+    nodes = report["cluster"]["nodes"]
+    assert len(nodes) == 3 and all(n["facts"] for n in nodes)
+    assert sorted(n["available"].get("GPU") for n in nodes) == [4, 8, 8]
+    assert report["cluster"]["ray"] and f"Ray cluster at {cluster.address}" in err and "3 nodes alive, 20 GPU" in err
+
+
+def test_more_devices_than_the_alive_nodes_give(cluster, tmp_path):
+    """verl #2515 (a node that never joined) and devices a node does not show (node C shows 4
+    of its 8: CUDA_VISIBLE_DEVICES=0,1,2,3): 3 x 8 asks 24 of 20; verl raises ValueError when it
+    creates the pool. The finding is at trainer.nnodes and names each node's count."""
+    status, report, _ = _preflight(tmp_path, cluster.address, nnodes=3, **_paths(cluster))
+    (finding,) = _of(report, "cluster-devices")
+    assert status == 1 and finding["severity"] == "error" and finding["line"] == 6
+    assert "asks 24 devices" in finding["message"] and "20 GPU free" in finding["message"]
+    assert "4 GPU (CUDA_VISIBLE_DEVICES=0,1,2,3)" in finding["message"] and "ValueError" in finding["message"]
+
+
+def test_enough_devices_but_too_few_nodes_that_hold_a_pool(cluster, tmp_path):
+    """3 x 6 = 18 of 20 free, but node C holds 4: verl's STRICT_PACK placement groups, one a
+    node, wait for a third node of 6 that never comes (the job hangs at start)."""
+    _, report, _ = _preflight(tmp_path, cluster.address, nnodes=3, per_node=6, **_paths(cluster))
+    (finding,) = _of(report, "cluster-devices")
+    assert "2 of the nodes" in finding["message"] and "hangs" in finding["message"]
+
+
+def test_a_rollout_engine_missing_on_one_node(cluster, tmp_path):
+    """The vLLM rollout on a cluster whose node C has no vllm: an error at the rollout's override
+    naming node C alone; with the HF rollout nothing is needed of vllm."""
+    _, report, _ = _preflight(tmp_path, cluster.address, rollout="vllm", **_paths(cluster))
+    missing = [f for f in _of(report, "cluster-packages", "error") if f["message"].startswith("vllm ")]
+    assert len(missing) == 1 and missing[0]["line"] == 5, report["findings"]
+    node_c = [n for n in report["cluster"]["nodes"] if n["available"].get("GPU") == 4][0]["address"]
+    assert f"on node {node_c}" in missing[0]["message"] or "nodes" not in missing[0]["message"]
+    _, report, _ = _preflight(tmp_path, cluster.address, **_paths(cluster))
+    assert not [f for f in _of(report, "cluster-packages", "error") if "vllm" in f["message"]]
+
+
+def test_mindspeed_missing_on_an_ascend_node(cluster, tmp_path):
+    """verl #6931: the Megatron engine on Ascend (trainer.device=npu) on a cluster whose node B
+    has no MindSpeed: an error at model_engine naming one node; the FSDP engine needs none."""
+    _, report, _ = _preflight(
+        tmp_path, cluster.address, extra="trainer.device=npu model_engine=megatron", **_paths(cluster)
+    )
+    missing = [f for f in _of(report, "cluster-packages", "error") if f["message"].startswith("mindspeed ")]
+    assert len(missing) == 1 and "on node " in missing[0]["message"], report["findings"]
+    _, report, _ = _preflight(tmp_path, cluster.address, extra="trainer.device=npu", **_paths(cluster))
+    assert not [f for f in _of(report, "cluster-packages") if f["message"].startswith("mindspeed ")]
+
+
+def test_versions_that_differ_between_nodes_are_named(cluster, tmp_path):
+    """Node B runs verl 0.8.0, the others the installed 0.9.1: a warning naming each version
+    and its nodes."""
+    _, report, _ = _preflight(tmp_path, cluster.address, **_paths(cluster))
+    (skew,) = [f for f in _of(report, "cluster-packages") if f["message"].startswith("verl differs")]
+    assert (
+        skew["severity"] == "warning" and "0.8.0 on node " in skew["message"] and "0.9.1 on nodes " in skew["message"]
+    )
+
+
+def test_a_model_folder_on_some_nodes_only(cluster, tmp_path):
+    """The model folder node C does not see (its own files: the head's folder is not there) is an
+    error at the model's override naming node C; a data file on no node is an error too; both on
+    shared storage, no finding."""
+    model = os.path.join(cluster.base, "local", "Qwen3-8B")
+    data = os.path.join(cluster.base, "shared", "missing.parquet")
+    _, report, _ = _preflight(tmp_path, cluster.address, model=model, data=data)
+    by_key = {f["message"].split("=", 1)[0]: f for f in _of(report, "cluster-paths")}
+    assert set(by_key) == {"actor_rollout_ref.model.path", "data.train_files"}, report["findings"]
+    assert "on node " in by_key["actor_rollout_ref.model.path"]["message"]
+    assert by_key["actor_rollout_ref.model.path"]["line"] == 4 and by_key["data.train_files"]["severity"] == "error"
+    assert "on nodes " in by_key["data.train_files"]["message"]
+    _, report, _ = _preflight(tmp_path, cluster.address, **_paths(cluster))
+    assert _of(report, "cluster-paths") == []
+
+
+def test_every_format_carries_the_cluster(cluster, tmp_path):
+    """SARIF keeps the cluster in the run's properties, text says it on standard error."""
+    (tmp_path / ".git").mkdir()
+    script = tmp_path / "run.sh"
+    script.write_text("python3 -m verl.trainer.main_ppo trainer.nnodes=3 trainer.n_gpus_per_node=8\n")
+    sarif = subprocess.run(
+        [*TOOL, "preflight", "--ray-address", cluster.address, "--format", "sarif", str(script)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    run = json.loads(sarif.stdout)["runs"][0]
+    assert len(run["properties"]["cluster"]["nodes"]) == 3
+    assert any(r["ruleId"] == "cluster-devices" for r in run["results"])
+    text = subprocess.run(
+        [*TOOL, "preflight", "--ray-address", cluster.address, str(script)], capture_output=True, text=True, timeout=300
+    )
+    assert text.returncode == 1 and "[cluster-devices]" in text.stdout and "3 nodes alive" in text.stderr
+
+
+HUNG_SMI = """#!/bin/sh
+touch "{marker}"
+exec sleep 600
+"""
+
+
+@pytest.fixture()
+def hung_cluster(tmp_path_factory):
+    """A head node and a node whose `nvidia-smi` hangs (a driver that does not answer)."""
+    base = tempfile.mkdtemp(prefix="vq", dir="/tmp")
+    tools = os.path.join(base, "bin")
+    os.makedirs(tools)
+    marker = os.path.join(base, "probed")
+    with open(os.path.join(tools, "nvidia-smi"), "w") as fh:
+        fh.write(HUNG_SMI.format(marker=marker))
+    os.chmod(os.path.join(tools, "nvidia-smi"), 0o755)
+    local = LocalCluster(base)
+    try:
+        local.start(8, head=True)
+        hung = local.start(8, {"PATH": tools + os.pathsep + os.environ["PATH"]})
+        local.marker, local.hung = marker, hung
+        yield local
+    finally:
+        local.stop()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_node_that_does_not_answer_in_time_is_named(hung_cluster, tmp_path):
+    """The node whose probe hangs is named with the timeout; the other node's facts are read,
+    and the devices Ray lists for both still count (they are Ray's, not the probe's)."""
+    start = time.monotonic()
+    status, report, err = _preflight(tmp_path, hung_cluster.address, "--probe-timeout", "4", nnodes=2)
+    assert time.monotonic() - start < 60
+    problems = [n["problem"] for n in report["cluster"]["nodes"] if n["problem"]]
+    assert problems == ["did not answer within 4s"], report["cluster"]
+    assert "did not answer within 4s" in err
+    assert _of(report, "cluster-devices") == []
+
+
+def test_a_node_that_dies_during_the_probe_is_named(hung_cluster, tmp_path):
+    """The node dies (its processes killed) while its probe runs: it is named as died, not
+    waited for to the timeout's end."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "run.sh").write_text("python3 -m verl.trainer.main_ppo trainer.nnodes=1\n")
+    args = [*TOOL, "preflight", "--ray-address", hung_cluster.address, "--probe-timeout", "90", "--format", "json"]
+    proc = subprocess.Popen([*args, "run.sh"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    end = time.monotonic() + 60
+    while not os.path.exists(hung_cluster.marker) and time.monotonic() < end:
+        time.sleep(0.2)
+    assert os.path.exists(hung_cluster.marker), "the node's probe never started"
+    killed = time.monotonic()
+    hung_cluster.kill(hung_cluster.hung)
+    out, err = proc.communicate(timeout=120)
+    assert time.monotonic() - killed < 80, "waited for the timeout instead"
+    report = json.loads(out)
+    problems = [n["problem"] for n in report["cluster"]["nodes"] if n["problem"]]
+    assert len(problems) == 1 and problems[0].startswith("died during the probe"), (problems, err)
