@@ -122,9 +122,10 @@ def _mount_namespaces() -> bool:
 
 @pytest.fixture(scope="module")
 def cluster():
-    """Three nodes: A (the head, 8 GPUs), B (8 GPUs, verl 0.8.0 first on its path, no MindSpeed),
-    C (4 GPUs as CUDA_VISIBLE_DEVICES=0,1,2,3 shows them, no vLLM, its own view of the files:
-    the `local` model folder is empty there). Every node has torch and torch_npu."""
+    """Three nodes: A (the head, 8 GPUs), B (8 GPUs, verl 0.8.0 first on its path, neither
+    Megatron-Bridge nor MindSpeed), C (4 GPUs as CUDA_VISIBLE_DEVICES=0,1,2,3 shows them, no vLLM,
+    its own view of the files: the `local` model folder is empty there). Every node has torch and
+    torch_npu."""
     if shutil.which("unshare") is None or not _mount_namespaces():
         pytest.skip("unshare -m with a tmpfs mount is not allowed here (a node with files of its own needs it)")
     base = tempfile.mkdtemp(prefix="vp", dir="/tmp")  # (short: Ray's socket paths must fit 107 bytes)
@@ -139,11 +140,10 @@ def cluster():
     site = lambda name, extra: _metadata(os.path.join(base, name), {**common, **extra})  # noqa: E731
     local = LocalCluster(base)
     try:
-        local.start(8, {"PYTHONPATH": site("a", {"vllm": "0.11.0", "mindspeed": "0.12.1"})}, head=True)
+        bridge = {"megatron-bridge": "0.2.0", "mindspeed": "0.12.1"}
+        local.start(8, {"PYTHONPATH": site("a", {"vllm": "0.11.0", **bridge})}, head=True)
         local.start(8, {"PYTHONPATH": site("b", {"vllm": "0.11.0", "verl": "0.8.0"})})
-        local.start(
-            4, {"PYTHONPATH": site("c", {"mindspeed": "0.12.1"}), "CUDA_VISIBLE_DEVICES": "0,1,2,3"}, hide=models
-        )
+        local.start(4, {"PYTHONPATH": site("c", bridge), "CUDA_VISIBLE_DEVICES": "0,1,2,3"}, hide=models)
         yield local
     finally:
         local.stop()
@@ -211,7 +211,8 @@ def test_a_launch_the_cluster_can_hold_has_no_cluster_error(cluster, tmp_path):
 
 
 def test_more_devices_than_the_alive_nodes_give(cluster, tmp_path):
-    """verl #2515 (a node that never joined) and devices a node does not show (node C shows 4
+    """verl #2515 ('Total available GPUs 8.0 is less than total desired GPUs 16': a node that never
+    joined) and devices a node does not show (node C shows 4
     of its 8: CUDA_VISIBLE_DEVICES=0,1,2,3): 3 x 8 asks 24 of 20; verl raises ValueError when it
     creates the pool. The finding is at trainer.nnodes and names each node's count."""
     status, report, _ = _preflight(tmp_path, cluster.address, nnodes=3, **_paths(cluster))
@@ -222,8 +223,9 @@ def test_more_devices_than_the_alive_nodes_give(cluster, tmp_path):
 
 
 def test_enough_devices_but_too_few_nodes_that_hold_a_pool(cluster, tmp_path):
-    """3 x 6 = 18 of 20 free, but node C holds 4: verl's STRICT_PACK placement groups, one a
-    node, wait for a third node of 6 that never comes (the job hangs at start)."""
+    """verl #2596 (nodes of 4 and 2 GPUs, n_gpus_per_node=3: 'pending placement groups'): 3 x 6
+    = 18 of 20 free, but node C holds 4: verl's STRICT_PACK placement groups, one a node, wait
+    for a third node of 6 that never comes (the job hangs at start)."""
     _, report, _ = _preflight(tmp_path, cluster.address, nnodes=3, per_node=6, **_paths(cluster))
     (finding,) = _of(report, "cluster-devices")
     assert "2 of the nodes" in finding["message"] and "hangs" in finding["message"]
@@ -233,7 +235,7 @@ def test_a_rollout_engine_missing_on_one_node(cluster, tmp_path):
     """The vLLM rollout on a cluster whose node C has no vllm: an error at the rollout's override
     naming node C alone; with the HF rollout nothing is needed of vllm."""
     _, report, _ = _preflight(tmp_path, cluster.address, rollout="vllm", **_paths(cluster))
-    missing = [f for f in _of(report, "cluster-packages", "error") if f["message"].startswith("vllm ")]
+    missing = [f for f in _of(report, "cluster-packages", "error") if f["message"].startswith("vllm is not")]
     assert len(missing) == 1 and missing[0]["line"] == 5, report["findings"]
     node_c = [n for n in report["cluster"]["nodes"] if n["available"].get("GPU") == 4][0]["address"]
     assert f"on node {node_c}" in missing[0]["message"] or "nodes" not in missing[0]["message"]
@@ -241,23 +243,28 @@ def test_a_rollout_engine_missing_on_one_node(cluster, tmp_path):
     assert not [f for f in _of(report, "cluster-packages", "error") if "vllm" in f["message"]]
 
 
-def test_mindspeed_missing_on_an_ascend_node(cluster, tmp_path):
-    """verl #6931: the Megatron engine on Ascend (trainer.device=npu) on a cluster whose node B
-    has no MindSpeed: an error at model_engine naming one node; the FSDP engine needs none."""
+def test_megatron_bridge_missing_on_an_ascend_node(cluster, tmp_path):
+    """verl #6931 ('No module named megatron.bridge' on NPU): the Megatron engine on Ascend
+    (trainer.device=npu) on a cluster whose node B has neither Megatron-Bridge nor MindSpeed: an
+    error naming node B alone for both; the FSDP engine needs neither."""
+    npu = {"DEVICE": "npu"}  # (the head node's own probe would say so on Ascend)
     _, report, _ = _preflight(
-        tmp_path, cluster.address, extra="trainer.device=npu model_engine=megatron", **_paths(cluster)
+        tmp_path, cluster.address, extra="trainer.device=npu model_engine=megatron", env=npu, **_paths(cluster)
     )
-    missing = [f for f in _of(report, "cluster-packages", "error") if f["message"].startswith("mindspeed ")]
-    assert len(missing) == 1 and "on node " in missing[0]["message"], report["findings"]
-    _, report, _ = _preflight(tmp_path, cluster.address, extra="trainer.device=npu", **_paths(cluster))
-    assert not [f for f in _of(report, "cluster-packages") if f["message"].startswith("mindspeed ")]
+    missing = [f for f in _of(report, "cluster-packages", "error") if "megatron-bridge" in f["message"]]
+    assert len(missing) == 1, [(f["line"], f["message"]) for f in report["findings"]]
+    missing = missing[0]
+    assert missing["message"].startswith("megatron-bridge is not installed on node "), missing
+    assert "; mindspeed is not installed on node " in missing["message"]
+    _, report, _ = _preflight(tmp_path, cluster.address, extra="trainer.device=npu", env=npu, **_paths(cluster))
+    assert _of(report, "cluster-packages", "error") == []
 
 
 def test_versions_that_differ_between_nodes_are_named(cluster, tmp_path):
     """Node B runs verl 0.8.0, the others the installed 0.9.1: a warning naming each version
     and its nodes."""
     _, report, _ = _preflight(tmp_path, cluster.address, **_paths(cluster))
-    (skew,) = [f for f in _of(report, "cluster-packages") if f["message"].startswith("verl differs")]
+    (skew,) = [f for f in _of(report, "cluster-packages") if "verl differs" in f["message"]]
     assert (
         skew["severity"] == "warning" and "0.8.0 on node " in skew["message"] and "0.9.1 on nodes " in skew["message"]
     )

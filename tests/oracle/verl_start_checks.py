@@ -79,7 +79,9 @@ class _StubModule(types.ModuleType):
         return _stub(f"{self.__name__}.{name}")
 
 
-TORCH_BUILT = frozenset({"megatron", "transformer_engine", "apex", "mbridge"})  # installed here, but need torch
+# installed here, but stood in for: built on torch, or (ray: installed for the cluster preflight's
+# tests) a runtime verl's config checks do not use, whose own import needs what is stood in for
+TORCH_BUILT = frozenset({"megatron", "transformer_engine", "apex", "mbridge", "ray"})
 
 
 class _StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
