@@ -61,14 +61,22 @@ class LocalCluster:
         self.address = f"127.0.0.1:{self.port}"
         self.nodes: list[subprocess.Popen] = []
 
-    def start(self, gpus: int, env: dict | None = None, hide: str | None = None, head: bool = False):
+    def start(self, gpus: int, env: dict | None = None, hide: str | None = None, head: bool = False, then: str = ""):
         args = [RAY, "start", "--block", "--num-cpus=1", f"--num-gpus={gpus}", "--disable-usage-stats"]
         if head:
             args += ["--head", f"--port={self.port}", "--include-dashboard=false", f"--temp-dir={self.base}/r"]
         else:
             args += [f"--address={self.address}"]
-        if hide:  # this node sees an empty folder at `hide`: a mount namespace of its own
-            args = ["unshare", "-m", "sh", "-c", f'mount -t tmpfs tmpfs "{hide}" && exec "$@"', "sh", *args]
+        if hide:  # this node sees an empty folder at `hide` (then `then` fills it): a mount namespace of its own
+            args = [
+                "unshare",
+                "-m",
+                "sh",
+                "-c",
+                f'mount -t tmpfs tmpfs "{hide}" && {then or ":"} && exec "$@"',
+                "sh",
+                *args,
+            ]
         log = open(os.path.join(self.base, f"node{len(self.nodes)}.log"), "w")
         proc = subprocess.Popen(args, env={**os.environ, **(env or {})}, stdout=log, stderr=log, start_new_session=True)
         self.nodes.append(proc)
@@ -120,12 +128,27 @@ def _mount_namespaces() -> bool:
     return proc.returncode == 0
 
 
+QWEN3_8B = {  # Qwen3-8B's config.json, the numbers the shape and memory checks read
+    "architectures": ["Qwen3ForCausalLM"],
+    "model_type": "qwen3",
+    "hidden_size": 4096,
+    "num_hidden_layers": 36,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "head_dim": 128,
+    "intermediate_size": 12288,
+    "vocab_size": 151936,
+    "max_position_embeddings": 40960,
+    "tie_word_embeddings": False,
+}
+
+
 @pytest.fixture(scope="module")
 def cluster():
-    """Three nodes: A (the head, 8 GPUs), B (8 GPUs, verl 0.8.0 first on its path, neither
-    Megatron-Bridge nor MindSpeed), C (4 GPUs as CUDA_VISIBLE_DEVICES=0,1,2,3 shows them, no vLLM,
-    its own view of the files: the `local` model folder is empty there). Every node has torch and
-    torch_npu."""
+    """Three nodes: A (the head, 8 GPUs of 16 GB as its nvidia-smi says), B (8 GPUs, verl 0.8.0
+    first on its path, neither Megatron-Bridge nor MindSpeed), C (4 GPUs as CUDA_VISIBLE_DEVICES=
+    0,1,2,3 shows them, no vLLM, its own view of the files: the `local` model folder is empty
+    there, and a model folder only it has in `c-only`). Every node has torch and torch_npu."""
     if shutil.which("unshare") is None or not _mount_namespaces():
         pytest.skip("unshare -m with a tmpfs mount is not allowed here (a node with files of its own needs it)")
     base = tempfile.mkdtemp(prefix="vp", dir="/tmp")  # (short: Ray's socket paths must fit 107 bytes)
@@ -133,17 +156,27 @@ def cluster():
     for folder in (os.path.join(models, "Qwen3-8B"), os.path.join(base, "shared", "Qwen3-8B")):
         os.makedirs(folder)
         with open(os.path.join(folder, "config.json"), "w") as fh:
-            json.dump({"architectures": ["Qwen3ForCausalLM"], "hidden_size": 4096, "num_hidden_layers": 36}, fh)
+            json.dump(QWEN3_8B, fh)
     with open(os.path.join(base, "shared", "train.parquet"), "wb") as fh:
         fh.write(b"PAR1")
     common = {"torch": "2.8.0", "torch_npu": "2.8.0"}
     site = lambda name, extra: _metadata(os.path.join(base, name), {**common, **extra})  # noqa: E731
+    smi = os.path.join(base, "smi")  # node A's nvidia-smi: eight 16 GB devices (what the query prints, in MiB)
+    os.makedirs(smi)
+    with open(os.path.join(smi, "nvidia-smi"), "w") as fh:
+        fh.write("#!/bin/sh\nfor i in 1 2 3 4 5 6 7 8; do echo 16376; done\n")
+    os.chmod(os.path.join(smi, "nvidia-smi"), 0o755)
+    # node C's own files: the `local` folder empty, a model only it has in `c-only`
+    os.makedirs(os.path.join(base, "c-only"))
+    only_c = os.path.join(base, "c-only", "Qwen3-8B")
+    fill = f"mount -t tmpfs tmpfs {base}/c-only && mkdir {only_c} && printf %s '{json.dumps(QWEN3_8B)}' > {only_c}/config.json"
     local = LocalCluster(base)
     try:
         bridge = {"megatron-bridge": "0.2.0", "mindspeed": "0.12.1"}
-        local.start(8, {"PYTHONPATH": site("a", {"vllm": "0.11.0", **bridge})}, head=True)
+        path = smi + os.pathsep + os.environ["PATH"]
+        local.start(8, {"PYTHONPATH": site("a", {"vllm": "0.11.0", **bridge}), "PATH": path}, head=True)
         local.start(8, {"PYTHONPATH": site("b", {"vllm": "0.11.0", "verl": "0.8.0"})})
-        local.start(4, {"PYTHONPATH": site("c", bridge), "CUDA_VISIBLE_DEVICES": "0,1,2,3"}, hide=models)
+        local.start(4, {"PYTHONPATH": site("c", bridge), "CUDA_VISIBLE_DEVICES": "0,1,2,3"}, hide=models, then=fill)
         yield local
     finally:
         local.stop()
@@ -304,6 +337,27 @@ def test_every_format_carries_the_cluster(cluster, tmp_path):
         [*TOOL, "preflight", "--ray-address", cluster.address, str(script)], capture_output=True, text=True, timeout=300
     )
     assert text.returncode == 1 and "[cluster-devices]" in text.stdout and "3 nodes alive" in text.stderr
+
+
+def test_the_shape_is_read_from_the_config_json_a_node_has(cluster, tmp_path):
+    """A model folder only node C has (not on this head node): its config.json, as that node
+    reads it, gives the shape the model-shape rule checks (32 heads against a rollout TP of 3),
+    and the finding says where it was read."""
+    model = os.path.join(cluster.base, "c-only", "Qwen3-8B")
+    _, report, _ = _preflight(
+        tmp_path, cluster.address, model=model, extra="actor_rollout_ref.rollout.tensor_model_parallel_size=3"
+    )
+    (shape,) = _of(report, "model-shape")
+    assert "32 attention heads are not divisible by the rollout's TP 3" in shape["message"]
+    assert "(config.json on node " in shape["message"], shape["message"]
+
+
+def test_the_memory_estimate_reads_the_devices_the_nodes_show(cluster, tmp_path):
+    """Node A's nvidia-smi shows 16 GB devices, the smallest of the cluster: the memory estimate
+    is against 17.2 GB (16,376 MiB), said with where the figure comes from, not the 80 GB default."""
+    _, report, _ = _preflight(tmp_path, cluster.address, **_paths(cluster))
+    (memory,) = _of(report, "memory-estimate")
+    assert "17.2 GB (nvidia-smi --query-gpu on node " in memory["message"], memory["message"]
 
 
 HUNG_SMI = """#!/bin/sh

@@ -70,6 +70,33 @@ class Cluster:
                 if isinstance(got, dict):
                     node.paths.update(got)
 
+    def model_config(self, path: str):
+        """(the config.json document of the model folder `path`, where it was read) from the
+        first node that has one, asking the nodes when not asked yet; None when none has."""
+        if not os.path.isabs(path):
+            return None
+        path = os.path.normpath(path)
+        self.path_facts([path])
+        for node in self.known():
+            config = (node.paths.get(path) or {}).get("config")
+            if isinstance(config, dict):
+                return config, f"{path}/config.json on node {node.label}"
+        return None
+
+    def device_memory(self):
+        """(GB of the smallest device a node of the cluster shows, which node and how) when
+        `nvidia-smi` or `npu-smi` gave sizes there; None otherwise."""
+        sizes = [
+            (mib * 1024 * 1024 / 1e9, node.label, node.facts["accelerators"].get("how", ""))
+            for node in self.known()
+            for mib in (node.facts.get("accelerators") or {}).get("memory_mib") or []
+            if isinstance(mib, int) and mib > 0
+        ]
+        if not sizes:
+            return None
+        gb, label, how = min(sizes)
+        return round(gb, 1), f"{how} on node {label}, the smallest of the cluster's devices"
+
     def describe(self) -> str:
         """One line: `Ray cluster at ADDR (Ray 2.x): 3 nodes alive, 24 GPU; node X did not answer ...`."""
         totals: dict = {}

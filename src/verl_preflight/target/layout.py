@@ -52,6 +52,15 @@ class Shape:
     arch: mem.Arch | None = None  # every number the memory model needs; None when some are not known
     missing: tuple = ()  # the shape's numbers that are not known (why there is no arch)
 
+    @property
+    def told_by(self) -> str:
+        """Where the shape comes from, as messages say it: `config.json`, `config.json on node X`
+        (preflight: a node of the cluster has it), or the shipped shape table."""
+        if self.source == "models.yaml":
+            return "shipped shape table"
+        node = self.source.partition(" on node ")[2]
+        return f"config.json on node {node}" if node else "config.json"
+
 
 @dataclass(frozen=True)
 class Role:
@@ -252,8 +261,14 @@ def shape_from_config(directory: str) -> Shape:
         cfg = json.loads(text)
     except ValueError as err:
         raise ModelConfigError(f"cannot read {path}: {err}") from err
+    return shape_from_document(cfg, directory, path)
+
+
+def shape_from_document(cfg, directory: str, source: str) -> Shape:
+    """The shape of a config.json's document `cfg`, of the model folder `directory`, read from
+    `source` (the file, or a node of the cluster that has it)."""
     if not isinstance(cfg, dict):
-        raise ModelConfigError(f"{path}: not a JSON object")
+        raise ModelConfigError(f"{source}: not a JSON object")
     text = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else cfg
     merged = {**cfg, **text}  # the text model's numbers, the wrapper's where it has none
     if merged.get("tie_word_embeddings") is None and cfg.get("tie_word_embeddings") is not None:
@@ -262,7 +277,7 @@ def shape_from_config(directory: str) -> Shape:
     return _shape(
         merged,
         model_for(directory) or os.path.basename(os.path.normpath(directory)),
-        path,
+        source,
         qk_norm=model_type.startswith("qwen3"),  # the Qwen3 family normalizes q and k per head
         vision=cfg.get("vision_config"),
         rope_scaling=_rope_scaling(text, cfg),
@@ -886,7 +901,8 @@ def device_memory(device: str | None, given: float | None) -> tuple[float, str]:
 
 def model_shape(view, opts) -> Shape | None:
     """--model-config DIR; else, under --profile current, the model path's config.json when it
-    exists; else the shipped table by the model path's name; else None."""
+    exists; else (preflight) the config.json a node of the cluster has there; else the shipped
+    table by the model path's name; else None."""
     directory = getattr(opts, "model_config", None)
     if directory:
         return shape_from_config(directory)
@@ -894,6 +910,13 @@ def model_shape(view, opts) -> Shape | None:
     if getattr(opts, "current", False) and isinstance(path, str) and os.path.isfile(os.path.join(path, "config.json")):
         try:
             return shape_from_config(path)
+        except ModelConfigError:
+            pass
+    cluster = getattr(opts, "cluster", None)
+    found = cluster.model_config(path) if cluster is not None and isinstance(path, str) else None
+    if found is not None:
+        try:
+            return shape_from_document(found[0], path, found[1])
         except ModelConfigError:
             pass
     shown = view.shown(f"{ARF}.model.path")
@@ -920,6 +943,10 @@ def known_layout(view, opts) -> LaunchLayout | None:
 def launch_layout(view, opts) -> LaunchLayout:
     device = view.target.device.kind if view.target is not None else None
     memory_gb, memory_from = device_memory(device, getattr(opts, "device_memory", None))
+    cluster = getattr(opts, "cluster", None)
+    shown = cluster.device_memory() if cluster is not None and not getattr(opts, "device_memory", None) else None
+    if shown is not None:  # (preflight: the smallest device the cluster's nodes show)
+        memory_gb, memory_from = shown
     util = view.value(f"{ARF}.rollout.gpu_memory_utilization")
     if isinstance(util, bool) or not isinstance(util, (int, float)):
         util = None
@@ -992,8 +1019,7 @@ def summary(lay: LaunchLayout) -> list[str]:
     if shape is None:
         out.append("memory: not estimated (model not identified; --model-config DIR gives its config.json)")
         return out
-    where = "config.json" if shape.source != "models.yaml" else "shipped shape table"
-    out.append(f"model: {shape.name} ({where})")
+    out.append(f"model: {shape.name} ({shape.told_by})")
     report = estimate(lay)
     if report is None:
         missing = ", ".join(shape.missing) if shape.missing else "the shape"

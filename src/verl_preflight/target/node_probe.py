@@ -183,8 +183,8 @@ def _path(path: str) -> dict:
 
 
 def _model_config(path: str):
-    """The config.json's top-level numbers and strings (the shape the memory and model rules
-    read), or None when it cannot be read as JSON."""
+    """The config.json's document (the shape the memory and model rules read), or None when it
+    cannot be read as a JSON object."""
     try:
         with open(path, "rb") as fh:
             data = fh.read(CONFIG_MAX_BYTES + 1)
@@ -193,7 +193,4 @@ def _model_config(path: str):
         doc = json.loads(data)
     except (OSError, ValueError):
         return None
-    if not isinstance(doc, dict):
-        return None
-    keep = (int, float, str, bool)
-    return {k: v for k, v in doc.items() if isinstance(v, keep) or (isinstance(v, list) and len(v) < 64)}
+    return doc if isinstance(doc, dict) else None

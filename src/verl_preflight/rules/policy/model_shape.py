@@ -1,7 +1,8 @@
 """The layout must fit the model's shape: what Megatron-Core and verl assert when the model is built.
 
 The shape comes from `--model-config DIR` (its config.json), else under
-`--profile current` from the config.json in actor_rollout_ref.model.path, else
+`--profile current` from the config.json in actor_rollout_ref.model.path (under `preflight`,
+as a node of the cluster has it), else
 from the shipped table (data/models.yaml) by the model path's last component.
 A model the tool cannot identify is not checked. Arithmetic: layout.py.
 """
@@ -61,7 +62,7 @@ class ModelShape(Rule):
             return []
         shape = layout.shape
         out = []
-        model = f"{shape.name} ({'config.json' if shape.source != 'models.yaml' else 'shipped shape table'})"
+        model = f"{shape.name} ({shape.told_by})"
         if layout.engine == "megatron":
             actor = _megatron(shape, layout.actor, view.target)
             ref = _megatron(shape, layout.ref, view.target) if layout.ref_used else []
