@@ -129,6 +129,15 @@ class Cluster:
         }
 
 
+NO_FIXTURE = "needs a running Ray cluster: tests/test_cluster.py checks it against a local multi-node cluster"
+
+
+def of_run(ctx) -> tuple:
+    """(the cluster of a preflight run, its nodes that answered); (None, []) for any other run."""
+    cluster = getattr(ctx, "cluster", None)
+    return cluster, (cluster.known() if cluster is not None else [])
+
+
 def _reachable(address: str) -> None:
     """Fail at once when `HOST:PORT` accepts no connection (Ray would retry for a minute)."""
     host, sep, port = address.rpartition(":")

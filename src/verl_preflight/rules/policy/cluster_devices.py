@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...target.cluster import NO_FIXTURE
 from .. import Rule
 
 
@@ -31,7 +32,7 @@ class ClusterDevices(Rule):
     )
     bad = "on a cluster of one node with 8 GPUs: trainer.nnodes=2 trainer.n_gpus_per_node=8"
     good = "trainer.nnodes=1 trainer.n_gpus_per_node=8"
-    no_fixture = "needs a running Ray cluster: tests/test_cluster.py checks it against a local multi-node cluster"
+    no_fixture = NO_FIXTURE
 
     def check_launch(self, view, ctx):
         cluster = getattr(ctx, "cluster", None)

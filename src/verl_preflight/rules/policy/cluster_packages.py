@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...target.cluster import NO_FIXTURE, of_run
 from .. import Rule
 
 
@@ -11,16 +12,16 @@ class ClusterPackages(Rule):
     stage = "policy"
     scope = "launch"
     summary = (
-        "preflight: a package the launch's workers import (verl, torch, the rollout's engine, Megatron-Core for the "
-        "megatron engine and its bridge, torch_npu on Ascend) missing on a node of the Ray cluster (an error), or at different "
-        "versions on different nodes, or at another verl than the one checked against (warnings)"
+        "preflight: a package the launch's workers import (verl, torch, the rollout's engine, Megatron-Core for "
+        "the megatron engine and its bridge, torch_npu on Ascend) missing on a node of the Ray cluster (an error), "
+        "or at different versions on different nodes, or at another verl than the one checked against (warnings)"
     )
     why = (
         "Ray starts verl's workers on every node of the job's pools, in that node's Python: a node without verl, "
         "torch or the rollout's engine fails at the worker's first import (ModuleNotFoundError), after the other "
-        "nodes started (Megatron-Bridge missing on an NPU node: 'No module named megatron.bridge', verl #6931). Versions that differ "
-        "between nodes fail later, at the first collective or weight sync, or silently train with other "
-        "defaults; a verl other than the one the script was checked against has other keys and checks."
+        "nodes started (Megatron-Bridge missing on an NPU node: 'No module named megatron.bridge', verl #6931). "
+        "Versions that differ between nodes fail later, at the first collective or weight sync, or silently "
+        "train with other defaults; a verl other than the one the script was checked against has other keys and checks."
     )
     ground_truth = (
         "verl 0.9.1 single_controller/ray/base.py (RayWorkerGroup creates each worker as a Ray actor on its "
@@ -30,11 +31,10 @@ class ClusterPackages(Rule):
     )
     bad = "a cluster whose second node has no vllm, with actor_rollout_ref.rollout.name=vllm"
     good = "every node with the same verl, torch and vllm"
-    no_fixture = "needs a running Ray cluster: tests/test_cluster.py checks it against a local multi-node cluster"
+    no_fixture = NO_FIXTURE
 
     def check_launch(self, view, ctx):
-        cluster = getattr(ctx, "cluster", None)
-        nodes = cluster.known() if cluster is not None else []
+        cluster, nodes = of_run(ctx)
         if not nodes:
             return []
         said: dict = {}  # key -> [(an error, what is said)]: one finding a key (one mistake at one place)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from ...core.values import is_unknown
+from ...target.cluster import NO_FIXTURE, of_run
 from .. import Rule
 
 MODEL_KEYS = ("actor_rollout_ref.model.path", "critic.model.path")
@@ -35,11 +36,10 @@ class ClusterPaths(Rule):
     )
     bad = "actor_rollout_ref.model.path=/data/models/Qwen3-8B, present on the head node only"
     good = "the model folder on shared storage every node mounts"
-    no_fixture = "needs a running Ray cluster: tests/test_cluster.py checks it against a local multi-node cluster"
+    no_fixture = NO_FIXTURE
 
     def check_launch(self, view, ctx):
-        cluster = getattr(ctx, "cluster", None)
-        nodes = cluster.known() if cluster is not None else []
+        cluster, nodes = of_run(ctx)
         if not nodes:
             return []
         wanted = {key: _paths(view.value(key)) for key in (*MODEL_KEYS, *DATA_KEYS)}
