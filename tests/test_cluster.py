@@ -169,7 +169,8 @@ def cluster():
     # node C's own files: the `local` folder empty, a model only it has in `c-only`
     os.makedirs(os.path.join(base, "c-only"))
     only_c = os.path.join(base, "c-only", "Qwen3-8B")
-    fill = f"mount -t tmpfs tmpfs {base}/c-only && mkdir {only_c} && printf %s '{json.dumps(QWEN3_8B)}' > {only_c}/config.json"
+    config = json.dumps(QWEN3_8B)
+    fill = f"mount -t tmpfs tmpfs {base}/c-only && mkdir {only_c} && printf %s '{config}' > {only_c}/config.json"
     local = LocalCluster(base)
     try:
         bridge = {"megatron-bridge": "0.2.0", "mindspeed": "0.12.1"}
@@ -262,6 +263,16 @@ def test_enough_devices_but_too_few_nodes_that_hold_a_pool(cluster, tmp_path):
     _, report, _ = _preflight(tmp_path, cluster.address, nnodes=3, per_node=6, **_paths(cluster))
     (finding,) = _of(report, "cluster-devices")
     assert "2 of the nodes" in finding["message"] and "hangs" in finding["message"]
+
+
+def test_a_launch_on_ascend_against_a_cluster_of_gpus(cluster, tmp_path):
+    """The head node says Ascend (DEVICE=npu, as its torch_npu probe would), the cluster's nodes
+    list GPUs only: verl's placement groups ask for NPU resources and wait; on GPUs, no finding."""
+    _, report, _ = _preflight(tmp_path, cluster.address, env={"DEVICE": "npu"}, **_paths(cluster))
+    (finding,) = _of(report, "cluster-devices")
+    assert "ask Ray for NPU resources" in finding["message"] and "lists GPU only" in finding["message"]
+    _, report, _ = _preflight(tmp_path, cluster.address, env={"DEVICE": "gpu"}, **_paths(cluster))
+    assert _of(report, "cluster-devices") == []
 
 
 def test_a_rollout_engine_missing_on_one_node(cluster, tmp_path):

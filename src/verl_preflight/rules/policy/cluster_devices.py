@@ -13,7 +13,8 @@ class ClusterDevices(Rule):
     scope = "launch"
     summary = (
         "preflight: trainer.nnodes x trainer.n_gpus_per_node more devices than the Ray cluster's alive nodes have "
-        "free, or fewer nodes that hold trainer.n_gpus_per_node each than trainer.nnodes"
+        "free, fewer nodes that hold trainer.n_gpus_per_node each than trainer.nnodes, or devices of the other "
+        "kind (GPU for a launch on Ascend, NPU for one on GPUs)"
     )
     why = (
         "verl asks Ray for one pool of trainer.n_gpus_per_node devices on each of trainer.nnodes nodes. Before it "
@@ -22,13 +23,17 @@ class ClusterDevices(Rule):
         "less than total desired GPUs ...') when they are fewer: a node that never joined (verl #2515) or devices "
         "a node does not show (CUDA_VISIBLE_DEVICES, ASCEND_RT_VISIBLE_DEVICES) make them so. When the total is "
         "there but fewer than trainer.nnodes nodes hold trainer.n_gpus_per_node each, its placement groups "
-        "(STRICT_PACK, one to a node) wait for devices that never come: the job hangs at start. Checked only "
+        "(STRICT_PACK, one to a node) wait for devices that never come: the job hangs at start. They ask for the "
+        "resource of the platform verl runs on (GPU on CUDA, NPU on Ascend): a cluster of the other kind hangs the "
+        "same way. Checked only "
         "by `validate-scripts preflight`, against the cluster at --ray-address as Ray counts it."
     )
     ground_truth = (
         "verl 0.9.1 single_controller/ray/base.py:226-242 (_check_resource_available: GPU else NPU per node, "
         "ValueError), :131-160 (get_placement_groups: STRICT_PACK bundles of one device, ray.get(pg.ready()) "
-        "blocks); trainer/main_ppo_v0.py:71-73 (the pool: [n_gpus_per_node] x nnodes)"
+        "blocks, the bundle asks current_platform.ray_resource_name()); plugin/platform/platform_cuda.py:127-128 "
+        "('GPU') and platform_npu.py:139-140 ('NPU'); trainer/main_ppo_v0.py:71-73 (the pool: [n_gpus_per_node] x "
+        "nnodes)"
     )
     bad = "on a cluster of one node with 8 GPUs: trainer.nnodes=2 trainer.n_gpus_per_node=8"
     good = "trainer.nnodes=1 trainer.n_gpus_per_node=8"
@@ -45,7 +50,15 @@ class ClusterDevices(Rule):
         each = ", ".join(f"{node.label}: {count:g} {kind}{_visible(node)}" for node, kind, count in counts) or "no node"
         asked = f"trainer.nnodes={nnodes} x trainer.n_gpus_per_node={per_node}"
         where = f"the Ray cluster at {cluster.address} ({each})"
-        if total < per_node * nnodes:
+        target = view.target
+        wanted = ("NPU" if target.on_npu else "GPU" if target.on_gpu else None) if target is not None else None
+        if wanted is not None and total and wanted not in kinds:
+            message = (
+                f"this launch runs on {target.device.kind} ({target.device.why}), so verl's placement groups ask Ray "
+                f"for {wanted} resources, but {where} lists {'/'.join(kinds)} only: they wait for devices that never "
+                "come, and the job hangs at start"
+            )
+        elif total < per_node * nnodes:
             message = (
                 f"{asked} asks {per_node * nnodes} devices, but {where} has {total:g} {'/'.join(kinds)} free: verl "
                 f"{view.verl_version} raises ValueError ('Total available GPUs {total:g} is less than total desired "
