@@ -314,6 +314,19 @@ def test_versions_that_differ_between_nodes_are_named(cluster, tmp_path):
     )
 
 
+def test_a_stack_release_other_than_the_one_checked_is_named(cluster, tmp_path):
+    """Checked against megatron-core 0.13.1 (--stack), the nodes run the installed 0.16.1: a warning
+    at model_engine's launch saying which to check against; checked against 0.16.1, none."""
+    extra = "model_engine=megatron"
+    _, report, _ = _preflight(
+        tmp_path, cluster.address, "--stack", "megatron-core=0.13.1", extra=extra, **_paths(cluster)
+    )
+    said = [f for f in _of(report, "cluster-packages") if "megatron-core" in f["message"]]
+    assert len(said) == 1 and "check again with --stack megatron-core=0.16.1" in said[0]["message"], said
+    _, report, _ = _preflight(tmp_path, cluster.address, extra=extra, **_paths(cluster))
+    assert not [f for f in _of(report, "cluster-packages") if "megatron-core" in f["message"]]
+
+
 def test_a_model_folder_on_some_nodes_only(cluster, tmp_path):
     """The model folder node C does not see (its own files: the head's folder is not there) is an
     error at the model's override naming node C; a data file on no node is an error too; both on

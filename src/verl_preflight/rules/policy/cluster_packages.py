@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...target.cluster import NO_FIXTURE, of_run
+from ...target.launch_target import version_tuple
 from .. import Rule
 
 
@@ -14,7 +15,8 @@ class ClusterPackages(Rule):
     summary = (
         "preflight: a package the launch's workers import (verl, torch, the rollout's engine, Megatron-Core for "
         "the megatron engine and its bridge, torch_npu on Ascend) missing on a node of the Ray cluster (an error), "
-        "or at different versions on different nodes, or at another verl than the one checked against (warnings)"
+        "or at different versions on different nodes, or at another verl, Megatron-Core, Megatron-Bridge, mbridge or "
+        "vLLM release than the one checked against (warnings)"
     )
     why = (
         "Ray starts verl's workers on every node of the job's pools, in that node's Python: a node without verl, "
@@ -47,6 +49,14 @@ class ClusterPackages(Rule):
             elif len(distinct) > 1:
                 each = ", ".join(f"{v} on {_nodes([n for n, x in versions.items() if x == v])}" for v in distinct)
                 said.setdefault(key, []).append((False, f"{package} differs between the nodes: {each}"))
+            elif package in STACK and _other_release(distinct[0], view, package):
+                stack = view.target.stack
+                text = (
+                    f"the nodes run {package} {distinct[0]}, but this launch was checked against {package} "
+                    f"{stack.version(package)} ({stack.origin(package)}): the keys and fields it checks are another "
+                    f"release's (check again with --stack {package}={distinct[0]})"
+                )
+                said.setdefault(key, []).append((False, text))
             elif package == "verl" and view.source is not None and view.source.verl_version:
                 checked = view.source.verl_version
                 if distinct[0] != checked and not checked.startswith(distinct[0] + "."):
@@ -92,6 +102,17 @@ def _needed(view) -> list[tuple[str, str | None]]:
         if npu:
             out.append(("mindspeed", key))  # (Megatron on Ascend runs through MindSpeed's patches)
     return out
+
+
+STACK = ("megatron-core", "megatron-bridge", "mbridge", "vllm")  # the stack model's packages a version reads
+
+
+def _other_release(version: str, view, package: str) -> bool:
+    """Whether the cluster's `version` of `package` is another release than the stack the launch
+    was checked against (both read as releases; a commit or branch is not compared)."""
+    checked = view.target.stack.version(package) if view.target is not None else None
+    ours, theirs = version_tuple(checked), version_tuple(version)
+    return bool(ours and theirs) and ours != theirs
 
 
 def _nodes(labels: list) -> str:
