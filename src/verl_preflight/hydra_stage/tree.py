@@ -662,12 +662,12 @@ class ConfigCache:
             self._stored = {"snapshots": {}, "parsed": {}, "verdicts": {}, "groups": None}
             if self.use_disk:
                 self._load()
-            if not self._stored["snapshots"]:
-                self._shipped()
             stored = self._stored
             self.loaded = (set(stored["snapshots"]), set(stored["parsed"]), set(stored["verdicts"]))
             if self._stored["groups"] is None:
-                self._stored["groups"] = list(groups) if groups is not None else group_names(self.tree)
+                if groups is None:  # (a release's shipped list, else Hydra's own listing)
+                    groups = self._shipped().get("groups") or group_names(self.tree)
+                self._stored["groups"] = list(groups)
                 self.dirty = True
         return self._stored
 
@@ -730,14 +730,17 @@ class ConfigCache:
             return
         self._stored.update(snapshots=snaps, parsed=parsed, groups=groups, verdicts=verdicts)
 
-    def _shipped(self) -> None:
-        """The compositions shipped for a released verl's tree of this content (store.released)."""
-        from ..store import released
+    def _shipped(self) -> dict:
+        """{"snapshots": ..., "groups": ...} shipped for a released verl's tree of this content
+        (store.released), read on the first composition this cache lacks; {} for any other tree."""
+        if "_shipped_tables" not in self.__dict__:
+            from ..store import released
 
-        found = released.compositions(self.digest, hydra_versions())
-        snaps, groups = (found.get("snapshots"), found.get("groups")) if found else (None, None)
-        if isinstance(snaps, dict) and isinstance(groups, list) and len(self.tree.dirs) == 1:
-            self._stored.update(snapshots=released.absolute(snaps, self.tree.dirs[0]), groups=list(groups))
+            found = released.compositions(self.digest, hydra_versions()) if len(self.tree.dirs) == 1 else None
+            snaps, groups = (found.get("snapshots"), found.get("groups")) if found else (None, None)
+            ok = isinstance(snaps, dict) and isinstance(groups, list)
+            self._shipped_tables = {"snapshots": snaps, "groups": groups, "root": self.tree.dirs[0]} if ok else {}
+        return self._shipped_tables
 
     def save(self) -> None:
         if not self.use_disk or not self.dirty or self._stored is None:
@@ -773,6 +776,13 @@ class ConfigCache:
         hit = self.snapshots.get(key)
         if hit is not None:
             return hit
+        shipped = self._shipped()
+        if key in shipped.get("snapshots", {}):  # (composed once, for the release: store.released)
+            from ..store import released
+
+            entry = self.snapshots[key] = released.absolute(shipped["snapshots"][key], shipped["root"])
+            self.dirty = True
+            return entry
         shared = SharedSnapshots(self.shared_dir, self.digest + key) if self.shared_dir else None  # trees differ
         entry = shared.claim() if shared is not None else None
         if entry is None:
