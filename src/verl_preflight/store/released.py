@@ -108,27 +108,24 @@ def _release_root(path: str) -> str | None:
 
 def relative(value, root: str):
     """`value` (strings, lists, tuples, dicts of them) with each path below `root` as ROOT + rest."""
-    t = type(value)
-    if t is str:
-        if value == root:
-            return ROOT
-        return ROOT + value[len(root) :] if value.startswith(root + os.sep) else value
-    if t is list or t is tuple:
-        return t(relative(v, root) for v in value)
-    if t is dict:
-        return {relative(k, root): relative(v, root) for k, v in value.items()}
-    return value
+    below = root + os.sep
+    return _strings(value, lambda s: ROOT if s == root else ROOT + s[len(root) :] if s.startswith(below) else s)
 
 
 def absolute(value, root: str):
     """`relative` undone: ROOT + rest is a path below `root` again."""
+    return _strings(value, lambda s: root + s[len(ROOT) :] if s.startswith(ROOT) else s)
+
+
+def _strings(value, change):
+    """`value` with `change` applied to each string in it, dictionary keys too."""
     t = type(value)
     if t is str:
-        return root + value[len(ROOT) :] if value.startswith(ROOT) else value
+        return change(value)
     if t is list or t is tuple:
-        return t(absolute(v, root) for v in value)
+        return t(_strings(v, change) for v in value)
     if t is dict:
-        return {absolute(k, root): absolute(v, root) for k, v in value.items()}
+        return {_strings(k, change): _strings(v, change) for k, v in value.items()}
     return value
 
 
