@@ -54,15 +54,16 @@ class Cluster:
     address: str
     ray_version: str
     nodes: list  # the nodes alive when asked
-    timeout: float = PROBE_TIMEOUT
     _ask: object = None  # paths -> {node_id: {path: facts} or why not}: a further round of probes
+    _asked: set = field(default_factory=set)  # the paths asked already (a node that did not answer is not asked again)
 
     def known(self) -> list:
         return [n for n in self.nodes if n.facts is not None]
 
     def path_facts(self, paths) -> None:
-        """Ask every node that answered about `paths` (those not asked yet)."""
-        wanted = sorted({p for p in paths if p and not all(p in n.paths for n in self.known())})
+        """Ask every node that answered about `paths` (those not asked yet), in one round."""
+        wanted = sorted({p for p in paths if p and p not in self._asked})
+        self._asked.update(wanted)
         if wanted and self._ask is not None:
             answers = self._ask(wanted)
             for node in self.known():
@@ -202,7 +203,7 @@ def connect(address: str, timeout: float = PROBE_TIMEOUT) -> Cluster:
     shared = {n.address for n in nodes if sum(m.address == n.address for m in nodes) > 1}
     for node in nodes:
         node.label = f"{node.address}/{node.node_id[:8]}" if node.address in shared else node.address
-    cluster = Cluster(address, ray.__version__, nodes, timeout)
+    cluster = Cluster(address, ray.__version__, nodes)
     cluster._ask = lambda paths: ask(node_probe.paths_facts, (paths,))
     return cluster
 
