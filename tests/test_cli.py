@@ -450,3 +450,11 @@ def test_preflight_without_a_cluster_at_the_address_says_so(tmp_path, capsys, mo
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     assert main(["preflight", str(script)]) == 2
     assert "--ray-address HOST:PORT, or RAY_ADDRESS" in capsys.readouterr().err
+
+
+def test_preflight_checks_against_one_verl(tmp_path, capsys):
+    """A compatibility matrix (--verl twice) is no preflight: the cluster runs one verl."""
+    script = write(tmp_path, "run.sh", "python3 -m verl.trainer.main_ppo trainer.nnodes=1\n")
+    argv = ["preflight", "--ray-address", "127.0.0.1:1", "--verl", "0.9.1", "--verl", "0.8.0", str(script)]
+    assert main(argv) == 2
+    assert "preflight checks against one verl" in capsys.readouterr().err

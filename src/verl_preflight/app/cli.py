@@ -362,6 +362,8 @@ def _preflight_args(args) -> None:
         raise UsageError("preflight checks this machine's profile (as --profile current): leave --profile out")
     if args.fix or args.diff:
         raise UsageError("preflight reports; --fix and --diff go with a check (validate-scripts SCRIPT)")
+    if args.verl and len(args.verl) > 1:
+        raise UsageError("preflight checks against one verl: the cluster's (give --verl once, or leave it out)")
     args.profile = ["current"]
     args.no_cache = True
     args.jobs = 1
