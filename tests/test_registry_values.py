@@ -178,15 +178,14 @@ def test_the_checks_kept_on_disk_are_those_read_from_the_sources(monkeypatch):
     """The registry and dispatch checks of a release are derived once per machine: what a later
     run loads from the cache equals what reading the sources gives, every field (the places each
     value is registered too, which equality leaves out)."""
-    from verl_preflight.store import derived
     from verl_preflight.sources import verl_registries as vr
+    from verl_preflight.store import session
 
     root = os.path.realpath(INSTALLED)
     read = tuple(vr._read(root)._reader.checks())
-    vr._checks.cache_clear()  # kept by this process, not by an earlier test's (whose files may be gone)
-    derived._NOW.clear()
+    session.begin()  # kept by this session, not by an earlier test's (whose files may be gone)
     assert vr._checks(root) == read  # kept now if it was not yet
-    vr._checks.cache_clear()  # a new run: ...
+    session.begin()  # a new run: ...
     monkeypatch.setattr(vr._Reader, "checks", lambda self: pytest.fail("read from the sources again"))
     loaded = vr._checks(root)  # ... reads them from the disk
     assert loaded == read and [c.registered for c in loaded] == [c.registered for c in read]

@@ -15,7 +15,7 @@ import pytest
 
 from verl_preflight.app.cli import main as run
 from verl_preflight.core import source
-from verl_preflight.store import process_memos, released
+from verl_preflight.store import released, session
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GEN = os.path.join(ROOT, "tools", "gen_release_facts.py")
@@ -78,7 +78,7 @@ def _release_tree(tmp_path, version: str):
 def _report(project, capsys, monkeypatch, shipped: bool) -> tuple[dict, set]:
     """The JSON report of run.sh checked with no cache, and the verl sources read for it; with
     the shipped tables or, `shipped=False`, deriving every fact."""
-    process_memos.forget_all()
+    session.begin()
     if not shipped:
         monkeypatch.setattr(released, "fact", lambda *_: None)
         monkeypatch.setattr(released, "compositions", lambda *_: None)
@@ -95,7 +95,7 @@ def _report(project, capsys, monkeypatch, shipped: bool) -> tuple[dict, set]:
     status = run(["--no-cache", "--format", "json", "run.sh"])
     report = json.loads(capsys.readouterr().out)
     monkeypatch.undo()
-    process_memos.forget_all()
+    session.begin()
     return (status, report), {p for p in read if p.startswith(str(project / "verl"))}
 
 

@@ -401,9 +401,8 @@ def test_plain_entries_build_only_the_tools_own_data():
 
 def _kept_fact(root, derive):
     """(fact, its calls, new_run): `derive` of a folder kept with derived.kept; new_run() stands
-    for the next run of the tool (this process's memos and what it read of `root` forgotten)."""
-    from verl_preflight.store import derived
-    from verl_preflight.core import source
+    for the next run of the tool (a new session: its memos and what it read forgotten)."""
+    from verl_preflight.store import derived, session
 
     calls = []
 
@@ -413,19 +412,16 @@ def _kept_fact(root, derive):
         return derive(path)
 
     def new_run():
-        fact.cache_clear()
-        derived._NOW.clear()
-        for key in [k for k in source.SOURCES_READ if k.startswith(str(root))]:
-            source.SOURCES_READ.pop(key)
+        session.begin()
 
     return fact, calls, new_run
 
 
 def test_a_fact_kept_with_the_files_it_reads_follows_those_files_and_no_others(tree):
     """derived.kept_reading: the fact records only the files it names (a module's outline: its
-    own file), not every source read before it in the process; it is derived again when one of
+    own file), not every source read before it in the session; it is derived again when one of
     them changes or appears, and a change to another source leaves it kept."""
-    from verl_preflight.store import derived
+    from verl_preflight.store import derived, session
     from verl_preflight.core import source
 
     root = tree / "pkg"
@@ -440,18 +436,15 @@ def test_a_fact_kept_with_the_files_it_reads_follows_those_files_and_no_others(t
         return (source.read_source(os.path.join(path, "mod.py")).strip(),)
 
     def new_run():
-        fact.cache_clear()
-        derived._NOW.clear()
-        for key in [k for k in source.SOURCES_READ if k.startswith(str(root))]:
-            source.SOURCES_READ.pop(key)
+        session.begin()
 
     source.read_source(str(root / "other.py"))  # read before it: not one of its sources
     assert fact(str(root)) == ("LIMIT = 1",) and len(calls) == 1
     new_run()
     (root / "other.py").write_text("X = 2\n")
     assert fact(str(root)) == ("LIMIT = 1",) and len(calls) == 1  # kept: other.py is not its source
-    assert str(root / "mod.py") in source.SOURCES_READ  # loading it records what it read
-    assert str(root / "other.py") not in source.SOURCES_READ
+    assert str(root / "mod.py") in source.reads()  # loading it records what it read
+    assert str(root / "other.py") not in source.reads()
     new_run()
     (root / "mod.py").write_text("LIMIT = 2\n")
     assert fact(str(root)) == ("LIMIT = 2",) and len(calls) == 2
@@ -473,7 +466,7 @@ def test_facts_derived_from_sources_are_kept_while_the_sources_are_unchanged(tre
     assert limit(str(root)) == ("LIMIT = 1",) and len(calls) == 1
     new_run()
     assert limit(str(root)) == ("LIMIT = 1",) and len(calls) == 1  # from the cache
-    assert str(root / "mod.py") in source.SOURCES_READ  # a result still depends on the file
+    assert str(root / "mod.py") in source.reads()  # a result still depends on the file
     (root / "mod.py").write_text("LIMIT = 2\n")
     new_run()
     assert limit(str(root)) == ("LIMIT = 2",) and len(calls) == 2
@@ -505,7 +498,7 @@ def test_runs_starting_together_on_an_empty_cache_read_one_whole_key(tree):
 
 
 def test_the_sources_entry_follows_every_change_to_what_was_read(tree):
-    """source.sources_entry is computed again only when SOURCES_READ changed, and after any
+    """source.sources_entry is computed again only when source.reads() changed, and after any
     change it names and digests what was read then (a memo that missed a change would give a
     result a stale dependency)."""
     from verl_preflight.core import source
@@ -523,14 +516,15 @@ def test_the_sources_entry_follows_every_change_to_what_was_read(tree):
     source.read_source(str(tree / "b.py"))  # the same path read again with other bytes
     third = source.sources_entry()
     assert third[0] == second[0] and third[1] != second[1]
-    source.SOURCES_READ.pop(str(tree / "b.py"))  # dropped
+    source.reads().pop(str(tree / "b.py"))  # dropped
     assert str(tree / "b.py") not in source.sources_entry()[0]
-    source.SOURCES_READ.update({str(tree / "b.py"): "0" * 64})  # set through update
+    source.reads().update({str(tree / "b.py"): "0" * 64})  # set through update
     assert source.sources_entry()[1] == source.sources_digest(source.sources_dependency())
-    source.SOURCES_READ |= {str(tree / "b.py"): "1" * 64}  # and through |=
+    read = source.reads()
+    read |= {str(tree / "b.py"): "1" * 64}  # and through |=
     assert source.sources_entry()[1] == source.sources_digest(source.sources_dependency())
     for name in ("a.py", "b.py"):
-        source.SOURCES_READ.pop(str(tree / name))
+        source.reads().pop(str(tree / name))
 
 
 def test_a_fact_derived_from_every_module_of_a_tree_is_derived_again_when_a_module_is_added(tree):
@@ -562,9 +556,9 @@ from verl_preflight.core import source
 from verl_preflight.sources import verl_types
 if sys.argv[1:]:
     verl_types.hydra_versions = lambda: sys.argv[1]
-before = dict(source.SOURCES_READ)
+before = dict(source.reads())
 answers = [verl_types.rejects(verl_types.ScalarType("int", False), v) for v in ("two", "8", 1.5)]
-print(json.dumps([answers, "omegaconf" in sys.modules, source.SOURCES_READ == before]))
+print(json.dumps([answers, "omegaconf" in sys.modules, source.reads() == before]))
 """
 
 
@@ -724,7 +718,7 @@ def test_no_absence_is_kept_where_a_link_to_nothing_could_bring_the_file(tree, m
             path.write_bytes(b"X=1\n")
         assert digests.file_digest(str(leaf)) == digests.file_digest(str(below)) == hashlib.sha256(b"X=1\n").hexdigest()
     finally:  # the process's record of sources read: this test's file is no later test's source
-        source.SOURCES_READ.pop(os.path.abspath(str(below)), None)
+        source.reads().pop(os.path.abspath(str(below)), None)
 
 
 def test_no_listing_is_kept_where_a_walk_met_a_link_or_a_folder_it_could_not_read(tree, monkeypatch):

@@ -167,8 +167,9 @@ def table(version: str, wheels: str) -> dict:
 
 def _one(version: str, wheels: str) -> dict:
     from verl_preflight.app.cli import main as run
+    from verl_preflight.core.source import reads as sources_read
     from verl_preflight.hydra_stage.tree import ConfigCache, ConfigSource
-    from verl_preflight.store import cache_files, derived, process_memos
+    from verl_preflight.store import cache_files, derived, session
     from verl_preflight.store.plain import NotPlain, to_plain
 
     cache_files.use_disk(False)
@@ -210,13 +211,13 @@ def _one(version: str, wheels: str) -> dict:
             key = released.fact_key(name, args, root)
             if key in facts or not any(type(a) is str and a.startswith(root) for a in args):
                 continue
-            process_memos.forget_all()
+            session.begin()
             try:
                 value = wrapper(*args)
             except Exception as err:  # (a function of another kind of tree, called on this one)
                 left_out.append(f"{name}: {type(err).__name__}")
                 continue
-            reads = dict(derived.SOURCES_READ)
+            reads = dict(sources_read())
             outside = sorted(p for p in reads if not p.startswith(root + os.sep))
             if outside:
                 left_out.append(f"{name}: read {outside[0]}")

@@ -66,12 +66,13 @@ def serve(make_args) -> int:
 
 def _forget_what_changed(run) -> None:
     """Before a check: what files may have changed since the last one is asked again."""
-    from ..store import process_memos
+    from ..core.source import sources_changed
+    from ..store import session
 
     run.caches.begin_check()  # what was found of the script's project (its verl, its entry modules)
     run.caches.forget_changed_trees()  # a config tree edited since: composed from its files now
-    if process_memos.sources_changed():  # a vendored verl's module edited since: read anew
-        process_memos.forget_all()
+    if sources_changed():  # a vendored verl's module edited since: a new session reads anew
+        session.begin()
 
 
 @dataclass

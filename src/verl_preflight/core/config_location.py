@@ -10,12 +10,12 @@ package located with importlib's find_spec (never imported: importing verl pulls
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import importlib.util
 import os
 
 from ..store.file_digests import file_digest
+from ..store.session import memo
 
 DEFAULT_RELEASE = "0.9.1"  # checked against when no verl is named, installed or carried by the project
 INSTALL_HINT = f"pip install --no-deps verl=={DEFAULT_RELEASE}"
@@ -88,7 +88,7 @@ def has_sources(root: str | None) -> bool:
     return bool(root) and os.path.isfile(os.path.join(root, "trainer", "main_ppo.py"))
 
 
-@functools.lru_cache(maxsize=16)
+@memo(limit=16)
 def entry_root(path: str, package_root: str | None, version: str | None) -> tuple[str | None, str]:
     """(verl package dir whose sources describe this tree, or None; how it was chosen)."""
     if has_sources(package_root):
@@ -108,7 +108,7 @@ def _same_file(yaml_path: str, root: str) -> bool:
     return mine is not None and mine == read_bounded(os.path.join(root, "trainer", "config", "ppo_trainer.yaml"))
 
 
-@functools.lru_cache(maxsize=64)
+@memo(limit=64)
 def current_tree_hash(dependency: str) -> str | None:
     """The digest of a tree a result depends on, as it is now (once a run: trees do not change in one)."""
     paths = dependency[len(TREE_DEPENDENCY) :].split(os.pathsep)

@@ -12,6 +12,7 @@ import os
 import time
 from functools import lru_cache
 
+from ..store import session as _session
 from ..store.file_digests import file_digest, listing_digest, remember, remember_listing
 from .bounded_read import (  # noqa: F401  (the one reader: source.X names stay valid)
     DEFAULT_MAX_BYTES,
@@ -116,7 +117,7 @@ def stack_names(folder: str) -> list[str]:
     return [n for n in names if is_stack_file(n) and os.path.isfile(os.path.join(folder, n))]
 
 
-LISTING = os.sep + "*.py"  # SOURCES_READ[folder + LISTING]: which Python files the folder holds
+LISTING = os.sep + "*.py"  # reads()[folder + LISTING]: which Python files the folder holds
 
 
 def _python_files(top: str, folders: list | None = None) -> list[str]:
@@ -152,11 +153,11 @@ def _walked(top: str) -> tuple[str | None, list[str]]:
 def python_files(top: str) -> list[str]:
     """The .py files below `top` (its __pycache__ and tests folders left out), in a walk with
     folders and files sorted. Which files they are is recorded like a source read
-    (SOURCES_READ[top + LISTING]): a fact or a result derived from every module of a tree
+    (reads()[top + LISTING]): a fact or a result derived from every module of a tree
     depends on a module added to it too, not only on the bytes of those it read."""
     before, folders = time.time_ns(), []
     paths = _python_files(top, folders)
-    digest = SOURCES_READ[os.path.abspath(top) + LISTING] = _listing_digest(top, paths)
+    digest = reads()[os.path.abspath(top) + LISTING] = _listing_digest(top, paths)
     remember_listing(top, digest, folders, before)  # (kept: the next warm run walks none of it)
     return paths
 
@@ -169,7 +170,8 @@ def unparsed(path: str) -> None:
     a dependency like the module itself (its digest), which the report names (`not read: ...`)
     in every run that relied on it, warm or cold, whatever fact was kept from it."""
     path = os.path.abspath(path)
-    SOURCES_READ[path + UNPARSED] = SOURCES_READ[path] if path in SOURCES_READ else digest_of(path)
+    read = reads()
+    read[path + UNPARSED] = read[path] if path in read else digest_of(path)
 
 
 def digest_of(path: str) -> str | None:
@@ -184,64 +186,33 @@ def digest_of(path: str) -> str | None:
     return file_digest(path)
 
 
-class _Reads(dict):
-    """A dict that counts its changes (`changes`), so what is derived from all of it (the
-    dependency entry every result carries) is computed again only after it changed."""
-
-    changes = 0
-
-    def __setitem__(self, key, value):
-        if self.get(key, _Reads) != value:
-            self.changes += 1
-        super().__setitem__(key, value)
-
-    def __delitem__(self, key):
-        self.changes += 1
-        super().__delitem__(key)
-
-    def update(self, *args, **kwargs):
-        for key, value in dict(*args, **kwargs).items():
-            self[key] = value
-
-    def __ior__(self, other):
-        self.update(other)
-        return self
-
-    def setdefault(self, key, default=None):
-        if key not in self:
-            self[key] = default
-        return self[key]
-
-    def pop(self, *args):
-        self.changes += 1
-        return super().pop(*args)
-
-    def popitem(self):
-        self.changes += 1
-        return super().popitem()
-
-    def clear(self):
-        self.changes += 1
-        super().clear()
+def reads() -> dict[str, str | None]:
+    """Every verl, Megatron or MindSpeed source, model config or listing the checks read in this
+    session (store.session): path -> SHA-256 of its bytes as read (None: unreadable)."""
+    return _session.current().reads
 
 
-SOURCES_READ: dict[str, str | None] = _Reads()  # every verl, Megatron or MindSpeed source or model config
-# the checks read in this process: path -> SHA-256 of its bytes as read (None: unreadable)
+def sources_changed() -> bool:
+    """Whether a source this session read (a file, a folder's listing) is not as read now (the
+    language server then begins a new session: store.session)."""
+    return any(digest_of(path) != digest for path, digest in list(reads().items()))
+
+
 SOURCES = "sources:"  # a result's dependency on them: "sources:" + their paths (os.pathsep)
 
 
 def read_source(path: str, errors: str = "strict") -> str | None:
     """A source file the checks read (verl's Python, a model's config.json), as text; None
-    when it cannot be read. Each is remembered with its digest (SOURCES_READ): a result
+    when it cannot be read. Each is remembered with its digest (reads()): a result
     depends on it like on the script, so an edited dataclass or model config re-checks."""
     try:
         data, info = read_stamped(path, SOURCE_MAX_BYTES)
     except (ReadError, TooLarge):  # missing, a FIFO or a device, larger than any source
-        SOURCES_READ[os.path.abspath(path)] = None
+        reads()[os.path.abspath(path)] = None
         if not os.path.lexists(path):
             remember(path, None, None)  # (its absence kept: the next warm run tries no open)
         return None
-    digest = SOURCES_READ[os.path.abspath(path)] = hashlib.sha256(data).hexdigest()
+    digest = reads()[os.path.abspath(path)] = hashlib.sha256(data).hexdigest()
     remember(path, info, digest)  # (its stamp kept: the next warm run reads only that)
     try:
         return data.decode("utf-8", errors)
@@ -253,7 +224,7 @@ def looked_for(path: str) -> bool:
     """Whether a file is at `path`, remembered like a source read (its digest, None: no file
     there): a result that found none there is checked again once one appears."""
     digest = file_digest(path) if os.path.isfile(path) else None
-    SOURCES_READ[os.path.abspath(path)] = digest
+    reads()[os.path.abspath(path)] = digest
     if digest is None:
         remember(path, None, None)  # (kept as missing only where nothing is there)
     return digest is not None
@@ -262,26 +233,26 @@ def looked_for(path: str) -> bool:
 def digest_as_read(path: str, now=None) -> str | None:
     """A source's digest as this process read it, else as it is now (`now(path)`: a memo of
     current_digests, where many lists name the same files)."""
-    return SOURCES_READ[path] if path in SOURCES_READ else (now or digest_of)(path)
+    read = reads()
+    return read[path] if path in read else (now or digest_of)(path)
 
 
 def sources_dependency() -> str | None:
     """The dependency entry for every source read so far in this process (results read before
     this script's run count too: what a check reads once per process, every result relies on)."""
-    return SOURCES + os.pathsep.join(sorted(SOURCES_READ)) if SOURCES_READ else None
-
-
-_ENTRY: list = [None, None]  # [SOURCES_READ.changes, (dependency, digest) as it was then]
+    read = reads()
+    return SOURCES + os.pathsep.join(sorted(read)) if read else None
 
 
 def sources_entry() -> tuple[str, str] | None:
-    """(sources_dependency(), its digest as read): computed again only when SOURCES_READ changed
+    """(sources_dependency(), its digest as read): computed again only when reads() changed
     (a run of many scripts reads most sources for the first one)."""
-    changes = SOURCES_READ.changes  # read first: a change while the entry is computed is not hidden
-    if _ENTRY[0] != changes:
+    session = _session.current()
+    changes = session.reads.changes  # read first: a change while the entry is computed is not hidden
+    if session.entry[0] != changes:
         dependency = sources_dependency()
-        _ENTRY[:] = [changes, (dependency, sources_digest(dependency)) if dependency else None]
-    return _ENTRY[1]
+        session.entry[:] = [changes, (dependency, sources_digest(dependency)) if dependency else None]
+    return session.entry[1]
 
 
 def sources_digest(dependency: str, digest=None) -> str:

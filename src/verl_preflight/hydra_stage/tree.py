@@ -23,6 +23,7 @@ from ..core.config_location import TREE_DEPENDENCY, entry_root, found, from_dir,
 from ..core.repository import Repositories, root_of
 from ..core.source import hydra_versions, looked_for, read_source
 from ..store import cache_files
+from ..store.session import memo
 
 CACHE_FORMAT = 5  # 5: signed with the user's key (cache_files); 4: verdicts name the problem kind
 
@@ -317,7 +318,7 @@ def module_exists(source: ConfigSource, module: str) -> tuple[bool | None, list[
     return _module_exists(source.path, source.package_root, source.verl_version, in_verl(module) or module)
 
 
-@functools.lru_cache(maxsize=64)
+@memo(limit=64)
 def _module_exists(path: str, package_root: str | None, version: str | None, module: str):
     import difflib
 
@@ -377,7 +378,7 @@ def compose_raw(tree: Tree, config_name: str, group_overrides: list[str]):
 _WALKED_FILES = 5000  # files of a config tree looked at, at most (a searchpath may name a large folder)
 
 
-@functools.lru_cache(maxsize=32)
+@memo(limit=32)
 def _refuse_what_cannot_be_read(tree: Tree) -> None:
     """Hydra opens the config files itself: a YAML file of the tree that is not a regular file
     (a FIFO would hang its open, a link to /dev/zero fill the memory) or is larger than any

@@ -10,12 +10,12 @@ import os
 import warnings
 from collections import deque
 from dataclasses import dataclass
-from functools import lru_cache
 
 from ..core.source import read_source, unparsed
+from ..store.session import memo
 
 
-@lru_cache(maxsize=512)
+@memo(limit=512)
 def parse_file(path: str) -> ast.Module | None:
     """The module's syntax tree, or None when the file is missing or does not parse."""
     text = read_source(path)
@@ -68,11 +68,11 @@ class Span:
         return cls(path, node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, first)
 
 
-@lru_cache(maxsize=64)
+@memo(limit=64)
 def statement_at(span: Span | None) -> ast.stmt | None:
     """The statement at `span`, parsed from its own lines (`parsed_alone`), else found in the
-    whole module; None for no span. Read once a process, like parse_file: the file's digest
-    stands in SOURCES_READ from that first read (a result depends on it)."""
+    whole module; None for no span. Read once a session, like parse_file: the file's digest
+    stands in source.reads() from that first read (a result depends on it)."""
     text, lines = _module_text(span.path) if span is not None else (None, None)
     if text is None:
         return None
@@ -113,9 +113,9 @@ class ParsedWhenUsed:
         return name in self._spans
 
 
-@lru_cache(maxsize=16)
+@memo(limit=16)
 def _module_text(path: str) -> tuple[str | None, list[bytes] | None]:
-    """(a module's text, its lines as parsed_alone cuts them), read once a process like
+    """(a module's text, its lines as parsed_alone cuts them), read once a session like
     parse_file: the statements a check runs come from a few modules, most of them large."""
     text = read_source(path)
     return (text, _lines(text)) if text is not None else (None, None)
@@ -132,7 +132,7 @@ def parsed_alone(span: Span, text: str, lines: list[bytes] | None = None) -> ast
     are left blank (an indented statement gets one `if 1:` above it); what precedes it on its
     first line (`x = 1; y = 2`) becomes spaces, what follows it on its last is cut. None when
     that does not give back a statement at that very span (an `elif`, which is an `if` only
-    inside its chain). `lines`: the text's, as `_lines` cuts them (read once a process)."""
+    inside its chain). `lines`: the text's, as `_lines` cuts them (read once a session)."""
     lines = _lines(text) if lines is None else lines
     if not 1 <= span.first <= span.lineno <= span.end_lineno <= len(lines):
         return None

@@ -23,6 +23,7 @@ from functools import lru_cache
 from importlib import resources
 
 from ..store.derived import kept_reading
+from ..store.session import memo
 from ._pyast import base_names, is_dataclass_class, own_fields, parse_file
 
 # The files that define the classes, relative to the directory holding `megatron/`.
@@ -136,7 +137,7 @@ def installed_tree_of(version: str) -> str | None:
     return root if root and installed_megatron_version() == normalize_version(version) else None
 
 
-@lru_cache(maxsize=16)
+@memo(limit=16)
 def megatron_file(version: str, parts: tuple) -> ast.Module | None:
     """A source file of megatron-core `version` (parts: ("megatron", "core", ...)), read with `ast`:
     the installed package's when it is that version, else the release's wheel in
@@ -183,7 +184,7 @@ def _shipped(version: str) -> dict | None:
         return None
 
 
-@lru_cache(maxsize=4)
+@memo(limit=4)
 def _installed_classes(version: str) -> dict[str, dict] | None:
     root = _installed_tree()
     return _classes_in(root) if root else None

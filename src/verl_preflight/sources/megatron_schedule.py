@@ -18,9 +18,9 @@ from __future__ import annotations
 import ast
 import os
 from dataclasses import dataclass
-from functools import lru_cache
 
 from ..store.derived import kept_reading
+from ..store.session import memo
 from ._pyast import ParsedWhenUsed, Span, parse_file, statement_at
 from .megatron import SOURCE_FILES, installed_tree_of, megatron_file
 from .pyeval import UNKNOWN, Evaluator, Failure, Obj, V
@@ -38,7 +38,7 @@ class Schedule:
     post_init: ast.FunctionDef | None  # ModelParallelConfig.__post_init__
 
 
-@lru_cache(maxsize=8)
+@memo(limit=8)
 def schedule(version: str) -> Schedule | None:
     """megatron-core `version`'s schedules; None when its sources are not here."""
     root = installed_tree_of(version)

@@ -27,9 +27,9 @@ from __future__ import annotations
 import ast
 import os
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from ..store.derived import kept, kept_reading
+from ..store.session import memo
 from ._pyast import Span, parse_file, statement_at, walk
 from .pyeval import UNKNOWN, Assigned, Evaluator, Failure, Node, Obj, V
 from .verl_lengths import Cite, _class_methods, _config_test, _parents, _rel, given, verl_imports, world_size
@@ -372,7 +372,7 @@ def _async_mode(view, root: str):
     return value
 
 
-@lru_cache(maxsize=16)
+@memo(limit=16)
 def _enum_constants(root: str) -> dict:
     """{class name: Obj of its constant attributes} for the enum classes the trainer imports
     from verl (`AdvantageEstimator.REMAX` is "remax")."""
@@ -613,7 +613,7 @@ def _tensordict_chunk_assert(root: str) -> Cite | None:
     return None
 
 
-@lru_cache(maxsize=8)
+@memo(limit=8)
 def _validate_sites(root: str) -> tuple:
     """(Cite, ((test, in its body?), ...)) of validate_config's `real_train_batch_size % minimal_bsz`
     assert (verl 0.9.1 utils/config.py; v0.4.1 RayPPOTrainer._validate_config), or None."""

@@ -22,9 +22,9 @@ from __future__ import annotations
 import ast
 import os
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from ..core.source import read_source
+from ..store.session import memo
 from ._pyast import parse_file, walk
 from .pyeval import _TAINT, UNKNOWN, Evaluator, Members, Node, Obj
 
@@ -69,10 +69,10 @@ class EntryCheck:
         return f"{path} {self.node.name}"
 
 
-@lru_cache(maxsize=32)
+@memo(limit=32)
 def entry_checks(verl_root: str, entry_module_file: str | None) -> tuple[EntryCheck, ...]:
     """The config checks the entry point's driver runs at this version (module docstring); read
-    once a process (the syntax trees it holds are parse_file's, read once too)."""
+    once a session (the syntax trees it holds are parse_file's, read once too)."""
     out = []
     text = _read(entry_module_file) if entry_module_file else ""
     roles = role_writes(verl_root, entry_module_file) if text else None

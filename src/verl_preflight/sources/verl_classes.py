@@ -44,11 +44,11 @@ import ast
 import importlib.util
 import os
 from dataclasses import dataclass, field
-from functools import lru_cache
 
-from ..core.source import SOURCES_READ
+from ..core.source import reads as sources_read
 from ..store.derived import kept_reading
 from ..store.file_digests import remember
+from ..store.session import memo
 from ._pyast import (
     ParsedWhenUsed,
     Span,
@@ -208,7 +208,7 @@ def _may_be_module(root: str, name: str) -> bool:
     if any(os.path.isfile(path) for path in candidates):
         return True
     for path in candidates:  # its absence is read like a file (a result depends on it: one added re-checks)
-        SOURCES_READ[os.path.abspath(path)] = None
+        sources_read()[os.path.abspath(path)] = None
         remember(path, None, None)  # (and kept: a warm run asks the folder above it only)
     return False
 
@@ -801,7 +801,7 @@ def find_verl_root(start: str | None = None) -> str | None:
     return None
 
 
-@lru_cache(maxsize=8)
+@memo(limit=8)
 def _registry(root: str) -> Registry:
     return Registry(root)
 

@@ -26,10 +26,10 @@ import ast
 import os
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from ..core.source import python_files, read_source
 from ..store.derived import kept
+from ..store.session import memo
 from ._pyast import ParsedWhenUsed, Span, module_files, parse_file, parse_mentioning, walk
 from .pyeval import UNKNOWN, Evaluator, Failure, Node, Obj, V
 
@@ -303,10 +303,10 @@ def _engine_code(root: str, sync: bool) -> EngineCode | None:
     return None
 
 
-@lru_cache(maxsize=16)
+@memo(limit=16)
 def _engine_nodes(root: str, sync: bool):
     """(methods, functions, the method holding the site, the site) of kept engine code, parsed
-    once a process: the evaluation captures the site by identity, so it is found in the very
+    once a session: the evaluation captures the site by identity, so it is found in the very
     method node that is run."""
     code = _engine_code(root, sync)
     methods = ParsedWhenUsed(code.methods)
@@ -343,7 +343,7 @@ def _site_in(method):
     return None
 
 
-@lru_cache(maxsize=256)  # the function's own code decides it: once per process, not once per launch
+@memo(limit=256)  # the function's own code decides it: once per session, not once per launch
 def _prefix_for(func: ast.AST, param: str) -> str:
     """The config section a parameter named like `config` holds, from what the code reads of it."""
     attrs = {

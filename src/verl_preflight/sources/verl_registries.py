@@ -41,10 +41,10 @@ import ast
 import os
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from ..core.source import python_files, read_source
 from ..store.derived import kept
+from ..store.session import memo
 from ._pyast import dotted, module_files, module_name, parse_file, walk
 from .verl_classes import Registry, verl_sources
 
@@ -903,7 +903,7 @@ class Sources:
         return self._user
 
 
-@lru_cache(maxsize=8)
+@memo(limit=8)
 def _read(root: str) -> Sources:
     return Sources(verl_sources(root))
 

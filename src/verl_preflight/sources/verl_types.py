@@ -34,6 +34,7 @@ from functools import lru_cache
 
 from ..core.source import hydra_versions, python_files
 from ..store.derived import kept, kept_by_arguments
+from ..store.session import memo
 from ._pyast import dotted, module_name, parse_file, parse_mentioning, walk
 from .verl_classes import Registry, verl_sources
 from .verl_registries import _local_imports
@@ -236,9 +237,9 @@ def section_builds(builds, tree: dict, registry: Registry) -> dict[str, list[Str
     return out
 
 
-@lru_cache(maxsize=8)
+@memo(limit=8)
 def _chain_index(builds: tuple) -> tuple[dict, dict]:
-    """The builds' chains once per process: {absolute section parts: [(order, build)]} and {a
+    """The builds' chains once per session: {absolute section parts: [(order, build)]} and {a
     relative chain's last name: [(order, chain, build)]}, order being (build index, chain index)."""
     absolute: dict = {}
     by_last: dict = {}

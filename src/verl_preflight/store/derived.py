@@ -2,14 +2,14 @@
 
 Reading a release's Python with `ast` (the token-budget assert, the sections built with
 OmegaConf.structured, the batch asserts...) costs seconds, the same every run. `@kept`
-memoizes such a function of a package root: in this process, and in the private cache
+memoizes such a function of a package root: in this session (session.py), and in the private cache
 (cache_files: plain JSON, signed) as its value plus the sources it relied on, by digest.
 A stored value is used only while every one of those files has the same bytes; else
 the function runs again and the value is stored anew. A value that is not plain data
-(plain.py) is kept in this process only.
+(plain.py) is kept in this session only.
 
-The sources recorded are every source read in this process so far (source.SOURCES_READ),
-not only this call's: helpers memoized in memory read a file once per process, so what a
+The sources recorded are every source read in this session so far (source.reads),
+not only this call's: helpers memoized in memory read a file once per session, so what a
 call relies on can have been read by an earlier one. More files, never fewer: a stale
 value is never used. Loading a value records its files as read, so a script's result
 depends on them as if they had been parsed here.
@@ -32,36 +32,33 @@ import functools
 import hashlib
 import os
 
-from ..core.source import SOURCES_READ, digest_as_read
-from . import cache_files
+from ..core.source import digest_as_read
+from ..core.source import reads as sources_read
+from . import cache_files, session
 from .file_digests import tool_fingerprint
 from .plain import NotPlain, from_plain, to_plain
 
 FORMAT = 1
 KEPT: dict = {}  # name -> each function kept here from sources it reads (tools/gen_release_facts.py)
 CALLS: list | None = None  # tools/gen_release_facts.py: (name, function, arguments) of each call, when a list
-_NOW: dict = {}  # path -> its digest, read once a process (sources do not change during a run)
-
-
-def forget_digests() -> None:
-    """Forget the digests read for `_unchanged` (process_memos: a source changed since)."""
-    _NOW.clear()
 
 
 def _unchanged(reads) -> bool:
+    """Whether every file of `reads` (path -> digest) has that digest now (asked once a session)."""
     if not isinstance(reads, dict):
         return False
+    now = session.current().now
     for path, digest in reads.items():
-        if path not in _NOW:
-            _NOW[path] = digest_as_read(path)
-        if _NOW[path] != digest:
+        if path not in now:
+            now[path] = digest_as_read(path)
+        if now[path] != digest:
             return False
     return True
 
 
 def kept(fn):
     """`fn(root, *args)` (all arguments strings, numbers or tuples of them), memoized here and on disk."""
-    return _keeping(fn, reads=lambda *args: dict(SOURCES_READ))
+    return _keeping(fn, reads=lambda *args: dict(sources_read()))
 
 
 def kept_by_arguments(fn):
@@ -74,20 +71,20 @@ def kept_by_arguments(fn):
 def kept_reading(files):
     """`fn(root, *args)` whose value follows from the files `files(root, *args)` names alone
     (a module's outline: its own file): memoized here and on disk like `kept`, with only those
-    files' digests as its sources (not every source the process read before it)."""
+    files' digests as its sources (not every source the session read before it)."""
     return lambda fn: _keeping(fn, reads=lambda *args: {f: digest_as_read(f) for f in map(os.path.abspath, files(*args))})
 
 
 def _keeping(fn, reads):
     """`reads(*args)`: the sources a value computed now relies on, path -> digest (None: it
     follows from its arguments alone, no sources are kept or checked)."""
-    memo: dict = {}
     name = f"{fn.__module__}.{fn.__qualname__}"
 
     @functools.wraps(fn)
     def wrapper(*args):
         if CALLS is not None:
             CALLS.append((name, wrapper, args))
+        memo = session.current().memos.setdefault(wrapper, {})
         if args in memo:
             return memo[args]
         if reads is not None:  # (a value of its arguments alone is not shipped)
@@ -113,7 +110,7 @@ def _keeping(fn, reads):
                     value = doc = None
                 if doc is not None:
                     if reads is not None:
-                        SOURCES_READ.update(doc["reads"])
+                        sources_read().update(doc["reads"])
                     memo[args] = value
                     return value
         value = fn(*args)
@@ -129,7 +126,7 @@ def _keeping(fn, reads):
             cache_files.write(path, doc)
         return value
 
-    wrapper.cache_clear = memo.clear
+    wrapper.cache_clear = lambda: session.current().memos.pop(wrapper, None)
     if reads is not None:
         KEPT[name] = wrapper
     return wrapper

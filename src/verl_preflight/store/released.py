@@ -20,7 +20,7 @@ composing its config tree with Hydra cost a first run, and every `--no-cache` ru
 
 A value is used for a tree only while every file it read has the same bytes there (a fork
 that edited one module derives the facts that read it, and takes the others); the files are
-then recorded as read (source.SOURCES_READ), as a value derived here would have recorded them.
+then recorded as read (source.reads), as a value derived here would have recorded them.
 """
 
 from __future__ import annotations
@@ -34,8 +34,9 @@ from functools import lru_cache
 
 from ..core.bounded_read import read_bounded
 from ..core.config_location import has_sources, installed_version, version_file
-from ..core.source import SOURCES_READ
+from ..core.source import reads as sources_read
 from .file_digests import file_digest
+from .session import memo
 
 FORMAT = 1
 ROOT = "\0root"  # a path below the tree, in a table: ROOT + its rest ("\0root/trainer/main_ppo.py")
@@ -76,7 +77,7 @@ def table(version: str) -> dict | None:
     return doc
 
 
-@lru_cache(maxsize=64)
+@memo(limit=64)
 def _table_of_root(root: str) -> dict | None:
     """The table of the release at `root` (a verl package folder), or None: the release its
     dist-info or its `version/version` file names, else the release that version is a
@@ -92,7 +93,7 @@ def _table_of_root(root: str) -> dict | None:
     return None
 
 
-@lru_cache(maxsize=256)
+@memo(limit=256)
 def _release_root(path: str) -> str | None:
     """The verl tree `path` is, or is below, when a table is shipped for its release."""
     here = path
@@ -154,7 +155,7 @@ def fact(name: str, args: tuple, unchanged) -> tuple | None:
     reads = absolute(entry["reads"], root)
     if not unchanged(reads):
         return None
-    SOURCES_READ.update(reads)
+    sources_read().update(reads)
     return (absolute(entry.get("value"), root),)
 
 

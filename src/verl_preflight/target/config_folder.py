@@ -19,7 +19,6 @@ past this point", said as a note, never a missing-config error.
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 import os
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from dataclasses import dataclass
 from ..core.repository import root_of
 from ..core.values import shown_path
 from ..hydra_stage.tree import Tree, entry_config_name, module_dir
+from ..store.session import memo
 
 _PWD = ("$(pwd)", "$PWD", "${PWD}", "`pwd`")
 
@@ -239,7 +239,7 @@ def _searchpath_override(spec) -> list[str] | None:
     return None
 
 
-@functools.lru_cache(maxsize=256)
+@memo(limit=256)
 def _searchpath_in(primary: str, config_name: str) -> tuple[str, ...]:
     """The `hydra: searchpath:` list of the root config file (read as YAML, nothing composed;
     once a run: every launch of every profile asks)."""

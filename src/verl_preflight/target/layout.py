@@ -30,6 +30,7 @@ from functools import lru_cache
 
 from ..core.source import read_source
 from ..store.derived import kept_reading
+from ..store.session import memo
 from . import memory as mem
 
 DEVICE_MEMORY_GB = {"gpu": 80.0, "npu": 64.0}  # stated defaults: an 80 GB GPU, a 64 GB Ascend die
@@ -249,7 +250,7 @@ class ModelConfigError(Exception):
     pass
 
 
-@lru_cache(maxsize=32)
+@memo(limit=32)
 def shape_from_config(directory: str) -> Shape:
     """The shape a model's config.json states (a nested `text_config` for multimodal wrappers,
     its `vision_config` for the vision tower)."""

@@ -1,0 +1,114 @@
+"""One check's memory: the sources it read and what it worked out from them, dropped as one.
+
+A run of the command line is one session. The language server runs many checks in one
+process while the user edits files, a vendored verl among them: before a check it asks
+whether a source the session read has changed (source.sources_changed) and, when one has,
+begins a new session. Nothing read or worked out before is then seen again: the next
+check reads the files as they are now, and what the disk keeps is checked against their
+digests as always.
+
+What a session owns:
+- `reads`: every verl, Megatron or MindSpeed source, model config or folder listing the
+  checks read, with its digest as read (source.read_source records them); a result depends
+  on all of them.
+- `memos`: the values of each function memoized with `memo` (syntax trees, the facts derived
+  from verl's sources, the trees' digests...), by arguments.
+- `now`: digests found now of what kept values were read from, asked once a session.
+
+Memos that follow from the tool's own code or shipped data alone (the rule registry, a
+parser, a regular expression) are not here: they cannot change while the process runs.
+"""
+
+from __future__ import annotations
+
+import functools
+
+
+class Reads(dict):
+    """A dict that counts its changes (`changes`), so what is derived from all of it (the
+    dependency entry every result carries) is computed again only after it changed."""
+
+    changes = 0
+
+    def __setitem__(self, key, value):
+        if self.get(key, Reads) != value:
+            self.changes += 1
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key):
+        self.changes += 1
+        super().__delitem__(key)
+
+    def update(self, *args, **kwargs):
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
+
+    def setdefault(self, key, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def pop(self, *args):
+        self.changes += 1
+        return super().pop(*args)
+
+    def popitem(self):
+        self.changes += 1
+        return super().popitem()
+
+    def clear(self):
+        self.changes += 1
+        super().clear()
+
+
+class Session:
+    __slots__ = ("reads", "memos", "now", "entry")
+
+    def __init__(self):
+        self.reads: Reads = Reads()  # path (or listing) -> its SHA-256 as read, None: unreadable
+        self.memos: dict = {}  # memoized function -> {arguments: value}
+        self.now: dict = {}  # path -> its digest now, asked once a session (derived: kept values)
+        self.entry: list = [None, None]  # [reads.changes, the sources' dependency entry then]
+
+
+_CURRENT = [Session()]
+
+
+def current() -> Session:
+    return _CURRENT[0]
+
+
+def begin() -> Session:
+    """A new session: every memo and every source read before is forgotten."""
+    _CURRENT[0] = Session()
+    return _CURRENT[0]
+
+
+def memo(fn=None, *, limit: int | None = None):
+    """`fn` memoized in the current session (its arguments hashable), at most `limit` values
+    kept (the oldest go first). `fn.cache_clear()` forgets its values in this session."""
+    if fn is None:
+        return lambda f: memo(f, limit=limit)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        memos = _CURRENT[0].memos
+        table = memos.get(wrapper)
+        if table is None:
+            table = memos[wrapper] = {}
+        key = (args, tuple(sorted(kwargs.items()))) if kwargs else args
+        try:
+            return table[key]
+        except KeyError:
+            pass
+        value = table[key] = fn(*args, **kwargs)
+        if limit is not None and len(table) > limit:
+            del table[next(iter(table))]
+        return value
+
+    wrapper.cache_clear = lambda: _CURRENT[0].memos.pop(wrapper, None)
+    return wrapper
