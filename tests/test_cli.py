@@ -254,7 +254,7 @@ def test_cache_round_trip_and_corruption(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     path = write(tmp_path, "bad.sh", BAD)
     first = run(capsys, "--format", "json", path)
-    files = list((tmp_path / "cache" / "verl-preflight" / "compositions").glob("*.json"))
+    files = list((tmp_path / "cache" / "verl-preflight" / "compositions").rglob("*.json"))
     assert len(files) == 1
     second = run(capsys, "--format", "json", path)
     assert first == second
@@ -272,9 +272,9 @@ def test_cache_round_trip_and_corruption(tmp_path, capsys, monkeypatch):
     assert third == first
     tag, _, payload = files[0].read_bytes().partition(b"\n")
     data = json.loads(payload)
-    assert "forged" not in data["snapshots"]
+    assert "forged" not in data["value"]["snapshots"]
     # a well-formed document whose tag is not this user's key's is not trusted either
-    data["snapshots"] = {k: {"tree": {}} for k in data["snapshots"]}
+    data["value"]["snapshots"] = {k: {"tree": {}} for k in data["value"]["snapshots"]}
     files[0].write_bytes(tag + b"\n" + json.dumps(data).encode())
     drop_kept()
     assert run(capsys, "--format", "json", path) == first

@@ -153,7 +153,7 @@ def test_an_altered_entry_is_a_miss(tree, unkept):
     run(tree, ".")
     run(tree, ".")
     folder = tree / "cache" / "verl-preflight" / "commands"
-    (entry,) = folder.glob("*.json")
+    (entry,) = folder.rglob("*.json")
     data = entry.read_bytes()
     forged = data.replace(b"typo.sh", b"typo.sx")
     assert forged != data
@@ -166,7 +166,7 @@ def test_an_altered_entry_is_a_miss(tree, unkept):
 def test_no_entry_is_kept_for_a_run_without_the_cache_or_of_the_machine(tree):
     run(tree, "--no-cache", ".")
     run(tree, "--profile", "current", ".")
-    assert not list((tree / "cache" / "verl-preflight").glob("commands/*.json"))
+    assert not list((tree / "cache" / "verl-preflight").glob("commands/*/*.json"))
 
 
 def _environment_reads(path: str):

@@ -56,7 +56,7 @@ def cache_files_opened(tree, ran) -> dict:
 
 def reports(tree) -> list[str]:
     folder = tree / "cache" / "verl-preflight" / "reports"
-    return sorted(str(p) for p in folder.glob("*.json")) if folder.is_dir() else []
+    return sorted(str(p) for p in folder.rglob("*.json")) if folder.is_dir() else []
 
 
 def test_a_run_from_the_derived_facts_alone_writes_the_report_of_a_run_without_the_cache(tree, fresh):
@@ -160,7 +160,7 @@ def test_the_kept_report_names_each_source_once_and_sees_it_edited(tree, fresh, 
     assert "config-value" in {f["rule"] for f in json.loads(run(tree, *argv).stdout)["findings"]}
     (kept,) = reports(tree)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tree / "cache"))  # read with the runs' key
-    deps = cache_files.read(kept)["deps"]
+    deps = cache_files.read(kept)["deps"]  # (a query of the store: its dependencies beside its value)
     assert not [p for p in deps if p.startswith("sources:")]
     assert os.path.join(str(verl), "trainer", "ppo", "core_algos.py") in deps
     with open(verl / "trainer" / "ppo" / "core_algos.py", "a", encoding="utf-8") as fh:

@@ -52,9 +52,9 @@ FILES = ["uses_lib.sh", "alone.sh"]
 
 
 def _entries(tree) -> list[str]:
-    """The results' entries (not the lists of sources they share)."""
+    """The results' entries (not the lists of sources they share: a kind of their own)."""
     folder = tree / "cache" / "verl-preflight" / "results"
-    return sorted(os.path.join(d, f) for d, _, fs in os.walk(folder) for f in fs if os.path.basename(d) != "sources")
+    return sorted(os.path.join(d, f) for d, _, fs in os.walk(folder) for f in fs)
 
 
 def checked(**options) -> int:
@@ -164,8 +164,8 @@ def test_a_pickle_in_the_cache_is_never_loaded(tree):
         def __reduce__(self):
             return (open, (str(marker), "w"))
 
-    folder = tree / "cache" / "verl-preflight" / "results"
-    for entry in [os.path.join(d, f) for d, _, fs in os.walk(folder) for f in fs]:  # the sources lists too
+    folders = [tree / "cache" / "verl-preflight" / kind for kind in ("results", "sources")]  # the sources lists too
+    for entry in [os.path.join(d, f) for folder in folders for d, _, fs in os.walk(folder) for f in fs]:
         with open(entry, "wb") as fh:
             pickle.dump({"format": 1, "result": Payload()}, fh)
     assert checked() == 2
@@ -181,7 +181,9 @@ def test_every_flipped_bit_is_a_miss(tree):
     entry = _entries(tree)[0]
     original = open(entry, "rb").read()
     cache = ResultCache(source, ConfigCache(source, use_disk=True).digest, opts)
-    path = next(p for p in FILES if cache._file(p) == entry)
+    from verl_preflight.store import queries
+
+    path = next(p for p in FILES if queries.entry_path("results", (cache.key, os.path.abspath(p))) == entry)
     assert cache.get(path) is not None
     misses = 0
     for n in range(40):

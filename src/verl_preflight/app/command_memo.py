@@ -29,9 +29,8 @@ import sys
 import time
 
 from .. import __version__
-from ..store import cache_files
+from ..store import queries
 
-FORMAT = 4  # 2: what was said of the entry points follows from the answers; 3: keyed without json; 4: settings_from
 # what the tool reads from the environment that a start does not ask again: the colour
 # (NO_COLOR) and where megatron-core's wheels are (sources/megatron.py). VERL_CONFIG_DIR is
 # asked again (config_location.found); XDG_CACHE_HOME and HOME name the folder this memo is in.
@@ -43,7 +42,6 @@ def key_of(argv) -> str:
     its import path, ENVIRONMENT, whether standard output is a terminal (the colour)."""
     h = hashlib.sha256()
     parts = (
-        str(FORMAT),
         __version__,
         sys.executable,
         repr(sys.path),
@@ -134,11 +132,6 @@ def _answers(settings, files, notes, source, tree, entry, schema, tool, hydra) -
     }
 
 
-def _file(key: str) -> str | None:
-    folder = cache_files.folder("commands")
-    return os.path.join(folder, key + ".json") if folder is not None else None
-
-
 def put(argv, args, run, entry: str, report_key: str) -> None:
     """Keep what this run's steps answered (`answers_of_run`) and the key of the report it
     kept (called where report_memo kept or found that report)."""
@@ -149,12 +142,8 @@ def put(argv, args, run, entry: str, report_key: str) -> None:
     answered = answers_of_run(args, run, entry)
     if answered is None:
         return
-    path = _file(key_of(argv))
-    if path is None:
-        return
     asked = [args.paths, args.excludes, args.verl_config, args.schema]
     entry = {
-        "format": FORMAT,
         "argv": list(argv),
         "asked": asked,
         "answers": answered,
@@ -165,7 +154,7 @@ def put(argv, args, run, entry: str, report_key: str) -> None:
         json.dumps(entry, ensure_ascii=False).encode("utf-8")  # as cache_files writes it
     except (TypeError, ValueError, UnicodeError):  # (an argument that is no UTF-8: not kept)
         return
-    cache_files.write(path, entry)
+    queries.put("commands", (key_of(argv),), entry)
 
 
 def replay(argv) -> int | None:
@@ -199,9 +188,9 @@ def _kept(argv):
     from .report_memo import ReportMemo
     from .settings import project_settings
 
-    path = _file(key_of(argv))
-    entry = cache_files.read(path) if path is not None else None
-    if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("argv") != argv:
+    kept = queries.get("commands", (key_of(argv),))
+    entry = kept[0] if kept is not None else None
+    if not isinstance(entry, dict) or entry.get("argv") != argv:
         return None, None
     asked, report = entry.get("asked"), entry.get("report")
     if not (isinstance(asked, list) and len(asked) == 4 and isinstance(report, str) and len(report) == 64):

@@ -12,7 +12,7 @@ without decoding a result.
 What is never kept: a run that reads the machine (--profile current), standard input, a
 --fix or --diff run, a run with an unreadable script, a run without the cache. The text
 report's last line says how long the run took; it is written with this run's time.
-The file is signed plain JSON like every cache entry (cache_files.py).
+It is a query of the store (store/queries.py), signed plain JSON like every entry.
 """
 
 from __future__ import annotations
@@ -22,9 +22,7 @@ import os
 import sys
 from collections import namedtuple
 
-from ..store import cache_files
-
-FORMAT = 2  # 2: the sources' lists kept as their files (`_by_file`)
+from ..store import queries
 
 # What a run wrote: its standard output (the text report's time left out: `timed`, the text
 # report's summary ends where the run's time is written), the lines it said on standard error
@@ -69,47 +67,28 @@ def key_of(results_key: str, files, args, color: bool) -> str:
 class ReportMemo:
     def __init__(self, key: str):
         self.key = key
-        folder = cache_files.folder("reports")
-        self.path = os.path.join(folder, key + ".json") if folder is not None else None
 
     def get(self) -> Kept | None:
         """The kept report when every file it was made from has the same digest now."""
         from ..core.source import current_digests
 
-        if self.path is None:
-            return None
-        entry = cache_files.read(self.path)
-        if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("key") != self.key:
-            return None
-        deps, out = entry.get("deps"), entry.get("stdout")
-        err, status, timed = entry.get("stderr"), entry.get("status"), entry.get("timed")
-        if not (isinstance(deps, dict) and isinstance(out, str) and isinstance(err, list)):
-            return None
-        if not (isinstance(status, int) and isinstance(timed, bool) and all(isinstance(x, str) for x in err)):
-            return None
         now = current_digests()
-        if any(now(p) != d for p, d in deps.items()):
+        kept = queries.get("reports", (self.key,), valid=lambda deps: all(now(p) == d for p, d in deps.items()))
+        value = kept[0] if kept is not None else None
+        if not isinstance(value, list) or len(value) != 4:
+            return None
+        out, timed, err, status = value
+        if not (isinstance(out, str) and isinstance(err, list) and all(isinstance(x, str) for x in err)):
+            return None
+        if not (isinstance(status, int) and isinstance(timed, bool)):
             return None
         return Kept(out, timed, err, status)
 
     def put(self, deps: dict, kept: Kept) -> bool:
         """Keep `kept`, valid while every file of `deps` (path -> digest: every result's) is
         unchanged; False when it could not be written."""
-        if self.path is None:
-            return False
         deps = _by_file(deps)
-        if deps is None:
-            return False
-        entry = {
-            "format": FORMAT,
-            "key": self.key,
-            "deps": deps,
-            "stdout": kept.stdout,
-            "timed": kept.timed,
-            "stderr": kept.stderr,
-            "status": kept.status,
-        }
-        return bool(cache_files.write(self.path, entry))
+        return deps is not None and queries.put("reports", (self.key,), list(kept), deps)
 
 
 def _by_file(deps: dict) -> dict | None:

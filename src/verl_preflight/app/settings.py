@@ -12,11 +12,10 @@ from __future__ import annotations
 import hashlib
 import os
 
-from ..store import cache_files
+from ..store import queries
 
 KEYS = ("paths", "exclude", "verl", "verl-config", "schema", "severity", "stack", "device")
 FILE = "__file__"  # where the settings came from (not a key a user writes)
-FORMAT = 2  # 2: a file without the table is False (the search goes on above it)
 
 
 def settings_start(paths) -> str:
@@ -66,13 +65,12 @@ def project_settings(start: str | None = None, use_disk: bool = True) -> dict:
 def _table(data: bytes, use_disk: bool):
     """The `[tool.validate-scripts]` table of a pyproject.toml's bytes (None: not TOML; False: no
     such table)."""
-    folder = cache_files.folder("settings") if use_disk else None
-    path = os.path.join(folder, hashlib.sha256(data).hexdigest() + ".json") if folder is not None else None
-    kept = cache_files.read(path) if path is not None else None
-    if isinstance(kept, dict) and kept.get("format") == FORMAT and "table" in kept:
-        return kept["table"]
+    digest = hashlib.sha256(data).hexdigest()
+    kept = queries.get("settings", (digest,)) if use_disk else None
+    if kept is not None:
+        return kept[0]
     table = _parsed(data)
-    if path is not None:
+    if use_disk:
         import json  # (a warm start reads the kept table and imports no json)
 
         try:
@@ -80,7 +78,7 @@ def _table(data: bytes, use_disk: bool):
         except (TypeError, ValueError):
             plain = False
         if plain:
-            cache_files.write(path, {"format": FORMAT, "table": table})
+            queries.put("settings", (digest,), table)
     return table
 
 

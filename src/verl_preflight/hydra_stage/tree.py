@@ -22,10 +22,9 @@ from dataclasses import dataclass
 from ..core.config_location import TREE_DEPENDENCY, entry_root, found, from_dir, tree_hash
 from ..core.repository import Repositories, root_of
 from ..core.source import hydra_versions, looked_for, read_source
-from ..store import cache_files
+from ..store import queries
 from ..store.session import memo
 
-CACHE_FORMAT = 5  # 5: signed with the user's key (cache_files); 4: verdicts name the problem kind
 
 
 @dataclass
@@ -712,16 +711,14 @@ class ConfigCache:
         return other
 
     # ---- disk -----------------------------------------------------------
-    def file(self) -> str | None:
-        folder = cache_files.folder("compositions")
-        return None if folder is None else os.path.join(folder, f"{self.digest[:32]}.json")
+    def _query(self) -> tuple:
+        """The store's query of this tree's tables: its content and the Hydra that composed them."""
+        return ("compositions", (self.digest, hydra_versions()))
 
     def _load(self) -> None:
-        path = self.file()
-        data = cache_files.read(path) if path else None
-        if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT:
-            return
-        if data.get("tree") != self.digest or data.get("hydra") != hydra_versions():
+        kept = queries.get(*self._query())
+        data = kept[0] if kept is not None else None
+        if not isinstance(data, dict):
             return
         snaps, parsed, groups = data.get("snapshots"), data.get("parsed"), data.get("groups")
         verdicts = data.get("verdicts")
@@ -746,17 +743,8 @@ class ConfigCache:
     def save(self) -> None:
         if not self.use_disk or not self.dirty or self._stored is None:
             return
-        path = self.file()
-        data = {
-            "format": CACHE_FORMAT,
-            "tree": self.digest,
-            "hydra": hydra_versions(),
-            "snapshots": self.snapshots,
-            "parsed": self.parsed,
-            "groups": self.groups,
-            "verdicts": self.verdicts,
-        }
-        if path and cache_files.write(path, data):
+        data = {"snapshots": self.snapshots, "parsed": self.parsed, "groups": self.groups, "verdicts": self.verdicts}
+        if queries.put(*self._query(), data):
             self.dirty = False
 
     # ---- overrides --------------------------------------------------------

@@ -2,8 +2,8 @@
 
 Reading a release's Python with `ast` (the token-budget assert, the sections built with
 OmegaConf.structured, the batch asserts...) costs seconds, the same every run. `@kept`
-memoizes such a function of a package root: in this session (session.py), and in the private cache
-(cache_files: plain JSON, signed) as its value plus the sources it relied on, by digest.
+memoizes such a function of a package root: in this session (session.py), and on disk as
+a query (queries.py) whose value is kept with the sources it relied on, by digest.
 A stored value is used only while every one of those files has the same bytes; else
 the function runs again and the value is stored anew. A value that is not plain data
 (plain.py) is kept in this session only.
@@ -29,16 +29,13 @@ release (released.py), under the same rule: every file it read has the same byte
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 
 from ..core.source import digest_as_read
 from ..core.source import reads as sources_read
-from . import cache_files, session
-from .file_digests import tool_fingerprint
+from . import queries, session
 from .plain import NotPlain, from_plain, to_plain
 
-FORMAT = 1
 KEPT: dict = {}  # name -> each function kept here from sources it reads (tools/gen_release_facts.py)
 CALLS: list | None = None  # tools/gen_release_facts.py: (name, function, arguments) of each call, when a list
 
@@ -97,33 +94,27 @@ def _keeping(fn, reads):
                     return value
                 except (NotPlain, RecursionError):
                     pass
-        folder = cache_files.folder("derived")
-        path = None
-        if folder is not None:
-            key = hashlib.sha256(f"{FORMAT}\0{tool_fingerprint()}\0{name}\0{args!r}".encode()).hexdigest()
-            path = os.path.join(folder, key[:2], key + ".json")
-            doc = cache_files.read(path)
-            if isinstance(doc, dict) and doc.get("format") == FORMAT and (reads is None or _unchanged(doc.get("reads"))):
-                try:
-                    value = from_plain(doc.get("value"))
-                except (NotPlain, RecursionError):
-                    value = doc = None
-                if doc is not None:
-                    if reads is not None:
-                        sources_read().update(doc["reads"])
-                    memo[args] = value
-                    return value
+        query = "derived:" + name
+        kept = queries.get(query, args, valid=None if reads is None else _unchanged)
+        if kept is not None:
+            try:
+                value = from_plain(kept[0])
+            except (NotPlain, RecursionError):
+                kept = None
+            if kept is not None:
+                if reads is not None:
+                    sources_read().update(kept[1])
+                memo[args] = value
+                return value
         value = fn(*args)
         memo[args] = value
-        if path is not None:
-            try:
-                plain = to_plain(value)
-            except (NotPlain, RecursionError):
-                return value
-            doc = {"format": FORMAT, "value": plain}
-            if reads is not None:
-                doc["reads"] = reads(*args)
-            cache_files.write(path, doc)
+        if not queries.on_disk():
+            return value
+        try:
+            plain = to_plain(value)
+        except (NotPlain, RecursionError):
+            return value
+        queries.put(query, args, plain, reads(*args) if reads is not None else None)
         return value
 
     wrapper.cache_clear = lambda: session.current().memos.pop(wrapper, None)

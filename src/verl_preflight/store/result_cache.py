@@ -9,9 +9,9 @@ invalidates exactly the scripts that read it. `--profile current` is never
 cached: the machine's environment is an input. The verl, Megatron and MindSpeed
 sources the checks read and the model config are files the run read like any other.
 
-Entries are plain JSON (plain.py), signed with this user's key in a private folder
-(cache_files.py): an unreadable, altered, foreign or corrupt entry is a miss and is
-written anew; nothing in it is ever run.
+Each result is a query of the store (queries.py): plain JSON (plain.py), signed with this
+user's key in a private folder; an unreadable, altered, foreign or corrupt entry is a miss and
+is written anew; nothing in it is ever run.
 """
 
 from __future__ import annotations
@@ -21,11 +21,9 @@ import hashlib
 import os
 
 from ..core.source import SOURCES, current_digests
-from . import cache_files
+from . import queries
 from .file_digests import tool_fingerprint
 from .plain import NotPlain, from_plain, to_plain
-
-FORMAT = 2  # 2: plain JSON, signed (1 was pickle)
 
 
 def options_digest(opts) -> str:
@@ -45,7 +43,6 @@ def options_digest(opts) -> str:
 
 class ResultCache:
     def __init__(self, source, digest: str, opts, use_disk: bool = True):
-        self.enabled = use_disk and not getattr(opts, "current", False)
         key = hashlib.sha256()
         from ..core.source import hydra_versions
 
@@ -54,8 +51,7 @@ class ResultCache:
             key.update(part.encode())
             key.update(b"\0")
         self.key = key.hexdigest()
-        self.folder = cache_files.folder("results") if self.enabled else None
-        self.enabled = self.folder is not None
+        self.enabled = use_disk and not getattr(opts, "current", False) and queries.on_disk()
         self.hits = 0
         self._now = current_digests()  # a dependency's digest, read once a check (forget: the files may change)
         self._lists: dict = {}  # digest -> the sources dependency it names (_listed)
@@ -64,24 +60,16 @@ class ResultCache:
         """Read the files again next time (--fix has changed some)."""
         self._now = current_digests()
 
-    def _file(self, path: str) -> str:
-        name = hashlib.sha256((self.key + "\0" + os.path.abspath(path)).encode()).hexdigest()
-        return os.path.join(self.folder, name[:2], name + ".json")
-
     def get(self, path: str):
         """The cached result of `path`, or None (a miss: absent, stale, altered, corrupt or foreign)."""
         if not self.enabled:
             return None
-        entry = cache_files.read(self._file(path))
-        if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("key") != self.key:
-            return None
-        if entry.get("path") != os.path.abspath(path):
-            return None
-        deps = self._expanded(entry.get("deps"))
+        kept = queries.get("results", (self.key, os.path.abspath(path)))
+        deps = self._expanded(kept[1]) if kept is not None else None
         if deps is None or any(self._now(p) != d for p, d in deps.items()):
             return None
         try:
-            result = from_plain(entry.get("result"))
+            result = from_plain(kept[0])
         except (NotPlain, RecursionError):
             return None
         if type(result).__name__ != "ScriptResult":
@@ -98,37 +86,30 @@ class ResultCache:
         except (NotPlain, RecursionError):
             return  # a result holding something the cache does not keep: checked again next time
         deps = {self._listed(p): d for p, d in result.deps.items()}
-        if None in deps:
-            return
-        entry = {"format": FORMAT, "key": self.key, "path": os.path.abspath(path), "deps": deps, "result": plain}
-        cache_files.write(self._file(path), entry)
+        if None not in deps:
+            queries.put("results", (self.key, os.path.abspath(path)), plain, deps)
 
-    # the sources a result depends on (hundreds of verl's files) are listed once, in a file of
+    # the sources a result depends on (hundreds of verl's files) are listed once, as a query of
     # their own named by the list's digest, which every result with that list refers to
-    def _list_file(self, digest: str) -> str:
-        return os.path.join(self.folder, "sources", digest + ".json")
-
     def _listed(self, dependency: str) -> str | None:
         if not dependency.startswith(SOURCES):
             return dependency
         digest = hashlib.sha256(dependency.encode()).hexdigest()
         if digest not in self._lists:
-            if cache_files.read(self._list_file(digest)) != dependency and not cache_files.write(
-                self._list_file(digest), dependency
-            ):
+            kept = queries.get("sources", (digest,))
+            if (kept is None or kept[0] != dependency) and not queries.put("sources", (digest,), dependency):
                 return None
             self._lists[digest] = dependency
         return f"{SOURCES}#{digest}"
 
-    def _expanded(self, deps) -> dict | None:
-        if not isinstance(deps, dict):
-            return None
+    def _expanded(self, deps: dict) -> dict | None:
         out = {}
         for p, d in deps.items():
             if p.startswith(SOURCES + "#"):
                 digest = p[len(SOURCES) + 1 :]
                 if digest not in self._lists:
-                    listed = cache_files.read(self._list_file(digest)) if len(digest) == 64 and digest.isalnum() else None
+                    kept = queries.get("sources", (digest,))
+                    listed = kept[0] if kept is not None else None
                     if not isinstance(listed, str) or hashlib.sha256(listed.encode()).hexdigest() != digest:
                         return None
                     self._lists[digest] = listed
