@@ -143,10 +143,24 @@ QWEN3_8B = {  # Qwen3-8B's config.json, the numbers the shape and memory checks 
 }
 
 
+# node B's torch: what torch.cuda answers on a machine of eight 24 GB GPUs (this one has none)
+TORCH_OF_B = """\
+class _Properties:
+    total_memory = 24 * 1024 ** 3
+
+
+class cuda:
+    is_available = staticmethod(lambda: True)
+    device_count = staticmethod(lambda: 8)
+    get_device_properties = staticmethod(lambda i: _Properties())
+"""
+
+
 @pytest.fixture(scope="module")
 def cluster():
-    """Three nodes: A (the head, 8 GPUs of 16 GB as its nvidia-smi says), B (8 GPUs, verl 0.8.0
-    first on its path, neither Megatron-Bridge nor MindSpeed), C (4 GPUs as CUDA_VISIBLE_DEVICES=
+    """Three nodes: A (the head, 8 GPUs of 16 GB as its nvidia-smi says), B (8 GPUs of 24 GB as its
+    torch's device API says, no nvidia-smi; verl 0.8.0 first on its path, neither Megatron-Bridge
+    nor MindSpeed), C (4 GPUs as CUDA_VISIBLE_DEVICES=
     0,1,2,3 shows them, no vLLM, its own view of the files: the `local` model folder is empty
     there, and a model folder only it has in `c-only`). Every node has torch and torch_npu."""
     if shutil.which("unshare") is None or not _mount_namespaces():
@@ -176,7 +190,11 @@ def cluster():
         bridge = {"megatron-bridge": "0.2.0", "mindspeed": "0.12.1"}
         path = smi + os.pathsep + os.environ["PATH"]
         local.start(8, {"PYTHONPATH": site("a", {"vllm": "0.11.0", **bridge}), "PATH": path}, head=True)
-        local.start(8, {"PYTHONPATH": site("b", {"vllm": "0.11.0", "verl": "0.8.0"})})
+        b_site = site("b", {"vllm": "0.11.0", "verl": "0.8.0"})
+        os.makedirs(os.path.join(b_site, "torch"))
+        with open(os.path.join(b_site, "torch", "__init__.py"), "w") as fh:
+            fh.write(TORCH_OF_B)
+        local.start(8, {"PYTHONPATH": b_site})
         local.start(4, {"PYTHONPATH": site("c", bridge), "CUDA_VISIBLE_DEVICES": "0,1,2,3"}, hide=models, then=fill)
         yield local
     finally:
@@ -343,6 +361,36 @@ def test_a_model_folder_on_some_nodes_only(cluster, tmp_path):
     assert _of(report, "cluster-paths") == []
 
 
+def _host_memory() -> int:
+    with open("/proc/meminfo") as fh:
+        return next(int(line.split()[1]) * 1024 for line in fh if line.startswith("MemTotal:"))
+
+
+def test_more_offloaded_state_than_a_node_can_hold(cluster, tmp_path):
+    """verl #3453 and #2950 (Ray kills the workers: 'the node running low on memory'): Qwen3-8B on
+    the Megatron engine with its weights and optimizer offloaded, TP 1 over 2 x 8 devices: each
+    device puts 16.4 GB of bf16 weights and 6.1 GB of Adam state on the host, 180 GB a node, more
+    than any node's memory here; the finding is at the offload switch. Offloading 1% of the
+    optimizer only (Megatron's CPU optimizer) fits."""
+    if _host_memory() * 0.95 >= 180e9:
+        pytest.skip("this machine's memory holds 180 GB: no node of the local cluster is short of it")
+    megatron = "model_engine=megatron actor_rollout_ref.actor.megatron.tensor_model_parallel_size=1 "
+    offload = "actor_rollout_ref.actor.megatron.param_offload=True actor_rollout_ref.actor.megatron.optimizer_offload=True"
+    _, report, _ = _preflight(tmp_path, cluster.address, extra=megatron + offload, **_paths(cluster))
+    (finding,) = _of(report, "cluster-host-memory")
+    assert finding["severity"] == "error" and finding["line"] == 7, finding
+    assert "each of a node's 8 devices puts 22.5 GB on the host" in finding["message"], finding["message"]
+    assert "actor weights 16.4 (megatron.param_offload=True)" in finding["message"]
+    assert "which 0 of the cluster's nodes can hold, where trainer.nnodes=2 are needed" in finding["message"]
+    assert "OutOfMemoryError" in finding["message"] and "memory_usage_threshold 0.95" in finding["message"]
+    share = (
+        "+actor_rollout_ref.actor.optim.override_optimizer_config.optimizer_cpu_offload=True "
+        "+actor_rollout_ref.actor.optim.override_optimizer_config.optimizer_offload_fraction=0.01"
+    )
+    _, report, _ = _preflight(tmp_path, cluster.address, extra=megatron + share, **_paths(cluster))
+    assert _of(report, "cluster-host-memory") == [], report["findings"]
+
+
 def test_every_format_carries_the_cluster(cluster, tmp_path):
     """SARIF keeps the cluster in the run's properties, text says it on standard error."""
     (tmp_path / ".git").mkdir()
@@ -378,10 +426,14 @@ def test_the_shape_is_read_from_the_config_json_a_node_has(cluster, tmp_path):
 
 def test_the_memory_estimate_reads_the_devices_the_nodes_show(cluster, tmp_path):
     """Node A's nvidia-smi shows 16 GB devices, the smallest of the cluster: the memory estimate
-    is against 17.2 GB (16,376 MiB), said with where the figure comes from, not the 80 GB default."""
+    is against 17.2 GB (16,376 MiB), said with where the figure comes from, not the 80 GB default.
+    Node B has no nvidia-smi: its torch's device API gives its eight 24 GB devices."""
     _, report, _ = _preflight(tmp_path, cluster.address, **_paths(cluster))
     (memory,) = _of(report, "memory-estimate")
     assert "17.2 GB (nvidia-smi --query-gpu on node " in memory["message"], memory["message"]
+    shown = [n["facts"]["accelerators"] for n in report["cluster"]["nodes"]]
+    shown = [(a.get("how"), a.get("memory_mib")) for a in shown]
+    assert ("torch.cuda.get_device_properties", [24576] * 8) in shown, shown
 
 
 HUNG_SMI = """#!/bin/sh

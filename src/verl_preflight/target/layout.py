@@ -442,6 +442,7 @@ class MemoryReport:
     forward: list = field(default_factory=list)  # (what, [memory.Stage])
     rollout: mem.Rollout | None = None
     resident: list = field(default_factory=list)  # memory.Term: trainer state left on the device in the rollout
+    host: list = field(default_factory=list)  # memory.Term: what verl offloads to the host, a device's worth
     notes: list = field(default_factory=list)  # what is not estimated, and why
 
     @property
@@ -550,6 +551,29 @@ def estimate(lay) -> MemoryReport | None:
         if ref is not None and not b.ref_param_offload:
             weights = max(mem.weights_gb(arch, ref, s) for s in range(ref.pp))
             out.resident.append(mem.Term("ref weights", weights, detail="ref.megatron.param_offload=False"))
+    out.host = _host_terms(lay, arch, actor, ref)
+    return out
+
+
+def _host_terms(lay, arch, actor, ref) -> list:
+    """What a device of the worst pipeline stage puts on the host (verl's megatron offload):
+    with param_offload the actor's bf16 weights (a pinned buffer; the gradients are freed, not
+    copied), with optimizer_offload its whole Adam state (else the part Megatron's CPU optimizer
+    keeps there), with the ref's param_offload the ref's weights. A node holds n_gpus_per_node
+    such devices (Megatron orders ranks TP, CP, DP before PP: a node's devices share a stage)."""
+    b, out = lay.batches, []
+    if actor is not None:
+        stages = range(actor.pp)
+        if b.param_offload:
+            weights = max(mem.weights_gb(arch, actor, s) for s in stages)
+            out.append(mem.Term("actor weights", weights, detail="megatron.param_offload=True"))
+        share = 0.0 if b.lora is not False else 1.0 if b.optimizer_offload else lay.cpu_fraction  # (LoRA: none)
+        if share:
+            how = "megatron.optimizer_offload=True" if b.optimizer_offload else f"{share:g} on the CPU optimizer"
+            out.append(mem.Term("actor optimizer", share * max(mem.optimizer_gb(arch, actor, s) for s in stages), detail=how))
+    if ref is not None and b.ref_param_offload:
+        weights = max(mem.weights_gb(arch, ref, s) for s in range(ref.pp))
+        out.append(mem.Term("ref weights", weights, detail="ref.megatron.param_offload=True"))
     return out
 
 

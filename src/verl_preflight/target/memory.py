@@ -393,6 +393,13 @@ def weights_gb(a: Arch, par: Parallel, s: int) -> float:
     return BF16 * (p.dense + p.experts) / GB
 
 
+def optimizer_gb(a: Arch, par: Parallel, s: int) -> float:
+    """The Adam state (fp32 master weights, m and v) a device of stage `s` holds after the
+    distributed optimizer's sharding, in GB (all of it, on the device or the host)."""
+    p = stage_params(a, par, s)
+    return ADAM * (p.dense / par.dense_shards + p.experts / par.expert_shards) / GB
+
+
 def forward_stages(a: Arch, par: Parallel, tokens: int, tokens_text: str) -> list[Stage]:
     """A forward-only pass (log-probs): bf16 weights, one layer's activations, the logits."""
     out = []

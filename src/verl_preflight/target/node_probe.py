@@ -5,8 +5,8 @@ a node needs Python and Ray, not this tool, so it imports nothing but the standa
 refers to nothing outside itself. It reads; it never runs the script, verl, or anything the
 launch names: it asks the package metadata for versions, stats the paths the launch names
 (and reads a model folder's config.json, at most 1 MB), reads /proc/meminfo, and lists the
-accelerators with `nvidia-smi` or `npu-smi` where they are on PATH (read-only queries, each
-with a timeout).
+accelerators with `nvidia-smi` or `npu-smi` where they are on PATH, else with the device API
+of the torch installed there, in a child process (read-only queries, each with a timeout).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 
 # the distributions whose versions decide what the launch meets (PyPI names)
 PACKAGES = (
@@ -101,7 +102,9 @@ def _raylet_environ() -> dict:
 
 
 def _memory() -> dict:
-    """{"total": bytes, "available": bytes} from /proc/meminfo ({} where it cannot be read)."""
+    """{"total": bytes, "available": bytes} from /proc/meminfo, and "limit": bytes where this
+    process's cgroup caps memory below that (a container: what Ray's memory monitor measures
+    against); {} where /proc/meminfo cannot be read."""
     out = {}
     try:
         with open("/proc/meminfo", encoding="ascii", errors="replace") as fh:
@@ -111,6 +114,15 @@ def _memory() -> dict:
                     out["total" if name == "MemTotal" else "available"] = int(rest.split()[0]) * 1024
     except (OSError, ValueError):
         return {}
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):  # cgroup v2, v1
+        try:
+            with open(path, encoding="ascii") as fh:
+                limit = int(fh.read(64).strip())
+        except (OSError, ValueError):  # (v2's "max": no limit)
+            continue
+        if 0 < limit < out.get("total", 0):
+            out["limit"] = limit
+        break
     return out
 
 
@@ -132,7 +144,42 @@ def _accelerators(timeout: float) -> dict:
         if count:
             return {"kind": "NPU", "count": count, "memory_mib": [], "how": "npu-smi info"}
         notes.append(f"npu-smi: {why or 'lists no NPU'}")
-    return {"how": "; ".join(notes) or "neither nvidia-smi nor npu-smi is on PATH"}
+    if _installed("torch"):  # the device API of the torch the job's workers import, in a process of its own
+        text, why = _run([sys.executable, "-c", TORCH_QUERY], timeout)
+        try:
+            found = json.loads(text) if text else None
+        except ValueError:
+            found, why = None, "printed no devices"
+        if isinstance(found, dict) and found.get("memory"):
+            sizes = [int(b) // (1024 * 1024) for b in found["memory"] if isinstance(b, int)]
+            kind = "NPU" if found.get("kind") == "NPU" else "GPU"
+            return {"kind": kind, "count": len(sizes), "memory_mib": sizes, "how": f"{found.get('api')}"}
+        notes.append(f"torch: {why or 'shows no GPU or NPU'}")
+    return {"how": "; ".join(notes) or "neither nvidia-smi nor npu-smi is on PATH, nor torch installed"}
+
+
+# torch's device API, asked in a child process (an import of torch, and of torch_npu where it is
+# there, that ends with the query): each device's total memory in bytes
+TORCH_QUERY = """\
+import json, torch
+try:
+    import torch_npu  # noqa: F401
+    api, devices = "torch.npu", torch.npu
+except ImportError:
+    api, devices = "torch.cuda", torch.cuda
+sizes = [devices.get_device_properties(i).total_memory for i in range(devices.device_count())] if devices.is_available() else []
+print(json.dumps({"kind": "NPU" if api == "torch.npu" else "GPU", "api": api + ".get_device_properties", "memory": sizes}))
+"""
+
+
+def _installed(name: str) -> bool:
+    from importlib import metadata
+
+    try:
+        metadata.version(name)
+    except Exception:
+        return False
+    return True
 
 
 def count_gpus(text: str) -> int:
