@@ -161,8 +161,8 @@ def cluster():
     """Three nodes: A (the head, 8 GPUs of 16 GB as its nvidia-smi says), B (8 GPUs of 24 GB as its
     torch's device API says, no nvidia-smi; verl 0.8.0 first on its path, neither Megatron-Bridge
     nor MindSpeed), C (4 GPUs as CUDA_VISIBLE_DEVICES=
-    0,1,2,3 shows them, no vLLM, its own view of the files: the `local` model folder is empty
-    there, and a model folder only it has in `c-only`). Every node has torch and torch_npu."""
+    0,1,2,3 shows them, no vLLM, its own view of the files: the `local` folder is empty there, a
+    model folder only it has in `c-only`, and `read-only-on-c` read-only). Every node has torch and torch_npu."""
     if shutil.which("unshare") is None or not _mount_namespaces():
         pytest.skip("unshare -m with a tmpfs mount is not allowed here (a node with files of its own needs it)")
     base = tempfile.mkdtemp(prefix="vp", dir="/tmp")  # (short: Ray's socket paths must fit 107 bytes)
@@ -184,7 +184,11 @@ def cluster():
     os.makedirs(os.path.join(base, "c-only"))
     only_c = os.path.join(base, "c-only", "Qwen3-8B")
     config = json.dumps(QWEN3_8B)
-    fill = f"mount -t tmpfs tmpfs {base}/c-only && mkdir {only_c} && printf %s '{config}' > {only_c}/config.json"
+    os.makedirs(os.path.join(base, "read-only-on-c"))  # node C mounts it read-only (a full or read-only share)
+    fill = (
+        f"mount -t tmpfs tmpfs {base}/c-only && mkdir {only_c} && printf %s '{config}' > {only_c}/config.json"
+        f" && mount -t tmpfs -o ro tmpfs {base}/read-only-on-c"
+    )
     local = LocalCluster(base)
     try:
         bridge = {"megatron-bridge": "0.2.0", "mindspeed": "0.12.1"}
@@ -359,6 +363,37 @@ def test_a_model_folder_on_some_nodes_only(cluster, tmp_path):
     assert "on nodes " in by_key["data.train_files"]["message"]
     _, report, _ = _preflight(tmp_path, cluster.address, **_paths(cluster))
     assert _of(report, "cluster-paths") == []
+
+
+def test_checkpoints_on_some_nodes_only(cluster, tmp_path):
+    """Checkpoints kept on the nodes' own disks: the one resume_from_path names is missing on node
+    C, whose actor workers fail to load it (an error); under resume_mode=auto the tracker file is
+    on nodes A and B only, so the run resumes or starts from scratch by where Ray places the
+    TaskRunner (a warning); a default_local_dir node C cannot write fails the first save of
+    save_freq (an error). On shared storage, none."""
+    ckpt = os.path.join(cluster.base, "local", "ckpt")
+    os.makedirs(os.path.join(ckpt, "global_step_10", "actor"), exist_ok=True)
+    with open(os.path.join(ckpt, "latest_checkpointed_iteration.txt"), "w") as fh:
+        fh.write("10")
+    resume = f"trainer.resume_mode=resume_path trainer.resume_from_path={ckpt}/global_step_10"
+    _, report, _ = _preflight(tmp_path, cluster.address, extra=resume, **_paths(cluster))
+    (finding,) = [f for f in _of(report, "cluster-paths") if f["key"] == "trainer.resume_from_path"]
+    assert finding["severity"] == "error" and f"{ckpt}/global_step_10/actor is not readable on node " in finding["message"]
+    _, report, _ = _preflight(tmp_path, cluster.address, extra=f"trainer.default_local_dir={ckpt}", **_paths(cluster))
+    (finding,) = [f for f in _of(report, "cluster-paths") if f["key"] == "trainer.default_local_dir"]
+    assert finding["severity"] == "warning" and "latest_checkpointed_iteration.txt is there on nodes " in finding["message"]
+    assert "starts from scratch elsewhere" in finding["message"]
+    shut = os.path.join(cluster.base, "read-only-on-c", "ckpt")
+    _, report, _ = _preflight(
+        tmp_path, cluster.address, extra=f"trainer.default_local_dir={shut} trainer.save_freq=10", **_paths(cluster)
+    )
+    (finding,) = [f for f in _of(report, "cluster-paths") if f["key"] == "trainer.default_local_dir"]
+    assert finding["severity"] == "error" and f"{shut} is not writable on node " in finding["message"], finding
+    shared = os.path.join(cluster.base, "shared", "ckpt")
+    _, report, _ = _preflight(
+        tmp_path, cluster.address, extra=f"trainer.default_local_dir={shared} trainer.save_freq=10", **_paths(cluster)
+    )
+    assert _of(report, "cluster-paths") == [], report["findings"]
 
 
 def _host_memory() -> int:

@@ -220,9 +220,15 @@ def _run(args: list, timeout: float):
 
 
 def _path(path: str) -> dict:
-    """Whether `path` exists here, is a folder, can be read; a folder's config.json (a model's
-    shape: its architecture and sizes), when it has one."""
+    """Whether `path` exists here, is a folder, can be read, can be written (where it is missing:
+    the nearest folder above it that exists); a folder's config.json (a model's shape: its
+    architecture and sizes), when it has one."""
     out = {"exists": os.path.exists(path), "dir": os.path.isdir(path), "readable": os.access(path, os.R_OK)}
+    above = path
+    while not os.path.exists(above) and os.path.dirname(above) != above:
+        above = os.path.dirname(above)
+    out["writable"] = os.access(above, os.W_OK)  # (the path, or the folder that would hold it: a save can make it)
+    out["writable_at"] = above
     config = os.path.join(path, "config.json")
     if out["dir"] and os.path.isfile(config):
         out["config"] = _model_config(config)
