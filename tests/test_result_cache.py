@@ -499,11 +499,12 @@ def test_runs_starting_together_on_an_empty_cache_read_one_whole_key(tree):
     assert os.listdir(tree / "cache" / "verl-preflight") == ["key"]  # no temporary file left
 
 
-def test_the_sources_entry_follows_every_change_to_what_was_read(tree):
-    """source.sources_entry is computed again only when source.reads() changed, and after any
-    change it names and digests what was read then (a memo that missed a change would give a
-    result a stale dependency)."""
+def test_the_sources_entry_follows_what_the_session_reads(tree):
+    """source.sources_entry is computed again only when the session read a source it had not, and
+    then names and digests what was read (a memo that missed a source would give a result a stale
+    dependency); a new session (a source changed: the language server begins one) starts anew."""
     from verl_preflight.core import source
+    from verl_preflight.store import session
 
     (tree / "a.py").write_text("A = 1\n")
     (tree / "b.py").write_text("B = 1\n")
@@ -511,22 +512,18 @@ def test_the_sources_entry_follows_every_change_to_what_was_read(tree):
     first = source.sources_entry()
     assert first is source.sources_entry()  # unchanged: the same entry, not computed again
     assert first[0] == source.sources_dependency() and first[1] == source.sources_digest(first[0])
+    source.read_source(str(tree / "a.py"))  # the same source read again: the same entry
+    assert source.sources_entry() is first
     source.read_source(str(tree / "b.py"))  # a new file read
     second = source.sources_entry()
     assert str(tree / "b.py") in second[0] and second != first
+    assert second[1] == source.sources_digest(second[0])
     (tree / "b.py").write_text("B = 2\n")
-    source.read_source(str(tree / "b.py"))  # the same path read again with other bytes
+    assert source.sources_changed()
+    session.begin()
+    source.read_source(str(tree / "b.py"))
     third = source.sources_entry()
-    assert third[0] == second[0] and third[1] != second[1]
-    source.reads().pop(str(tree / "b.py"))  # dropped
-    assert str(tree / "b.py") not in source.sources_entry()[0]
-    source.reads().update({str(tree / "b.py"): "0" * 64})  # set through update
-    assert source.sources_entry()[1] == source.sources_digest(source.sources_dependency())
-    read = source.reads()
-    read |= {str(tree / "b.py"): "1" * 64}  # and through |=
-    assert source.sources_entry()[1] == source.sources_digest(source.sources_dependency())
-    for name in ("a.py", "b.py"):
-        source.reads().pop(str(tree / name))
+    assert str(tree / "a.py") not in third[0] and third[1] == source.sources_digest(third[0])
 
 
 def test_a_fact_derived_from_every_module_of_a_tree_is_derived_again_when_a_module_is_added(tree):

@@ -245,13 +245,13 @@ def sources_dependency() -> str | None:
 
 
 def sources_entry() -> tuple[str, str] | None:
-    """(sources_dependency(), its digest as read): computed again only when reads() changed
+    """(sources_dependency(), its digest as read): computed again only when reads() grew
     (a run of many scripts reads most sources for the first one)."""
     session = _session.current()
-    changes = session.reads.changes  # read first: a change while the entry is computed is not hidden
-    if session.entry[0] != changes:
+    grown = len(session.reads)  # read first: a source read while the entry is computed is not hidden
+    if session.entry[0] != grown:
         dependency = sources_dependency()
-        session.entry[:] = [changes, (dependency, sources_digest(dependency)) if dependency else None]
+        session.entry[:] = [grown, (dependency, sources_digest(dependency)) if dependency else None]
     return session.entry[1]
 
 

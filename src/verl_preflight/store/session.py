@@ -10,7 +10,8 @@ digests as always.
 What a session owns:
 - `reads`: every verl, Megatron or MindSpeed source, model config or folder listing the
   checks read, with its digest as read (source.read_source records them); a result depends
-  on all of them.
+  on all of them. Sources do not change during a session (a change begins the next one), so
+  `reads` only grows: what is derived from all of it is computed again when it grew.
 - `memos`: the values of each function memoized with `memo` (syntax trees, the facts derived
   from verl's sources, the trees' digests...), by arguments.
 - `now`: digests found now of what kept values were read from, asked once a session.
@@ -24,55 +25,14 @@ from __future__ import annotations
 import functools
 
 
-class Reads(dict):
-    """A dict that counts its changes (`changes`), so what is derived from all of it (the
-    dependency entry every result carries) is computed again only after it changed."""
-
-    changes = 0
-
-    def __setitem__(self, key, value):
-        if self.get(key, Reads) != value:
-            self.changes += 1
-        super().__setitem__(key, value)
-
-    def __delitem__(self, key):
-        self.changes += 1
-        super().__delitem__(key)
-
-    def update(self, *args, **kwargs):
-        for key, value in dict(*args, **kwargs).items():
-            self[key] = value
-
-    def __ior__(self, other):
-        self.update(other)
-        return self
-
-    def setdefault(self, key, default=None):
-        if key not in self:
-            self[key] = default
-        return self[key]
-
-    def pop(self, *args):
-        self.changes += 1
-        return super().pop(*args)
-
-    def popitem(self):
-        self.changes += 1
-        return super().popitem()
-
-    def clear(self):
-        self.changes += 1
-        super().clear()
-
-
 class Session:
     __slots__ = ("reads", "memos", "now", "entry")
 
     def __init__(self):
-        self.reads: Reads = Reads()  # path (or listing) -> its SHA-256 as read, None: unreadable
+        self.reads: dict = {}  # path (or listing) -> its SHA-256 as read, None: unreadable (only grows)
         self.memos: dict = {}  # memoized function -> {arguments: value}
         self.now: dict = {}  # path -> its digest now, asked once a session (derived: kept values)
-        self.entry: list = [None, None]  # [reads.changes, the sources' dependency entry then]
+        self.entry: list = [None, None]  # [len(reads), the sources' dependency entry then]
 
 
 _CURRENT = [Session()]
