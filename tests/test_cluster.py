@@ -312,7 +312,8 @@ def test_a_rollout_engine_missing_on_one_node(cluster, tmp_path):
 def test_megatron_bridge_missing_on_an_ascend_node(cluster, tmp_path):
     """verl #6931 ('No module named megatron.bridge' on NPU): the Megatron engine on Ascend
     (trainer.device=npu) on a cluster whose node B has neither Megatron-Bridge nor MindSpeed: an
-    error naming node B alone for both; the FSDP engine needs neither."""
+    error naming node B alone for both, at the selection of the engine; the FSDP engine needs
+    neither."""
     npu = {"DEVICE": "npu"}  # (the head node's own probe would say so on Ascend)
     _, report, _ = _preflight(
         tmp_path, cluster.address, extra="trainer.device=npu model_engine=megatron", env=npu, **_paths(cluster)
@@ -320,6 +321,7 @@ def test_megatron_bridge_missing_on_an_ascend_node(cluster, tmp_path):
     missing = [f for f in _of(report, "cluster-packages", "error") if "megatron-bridge" in f["message"]]
     assert len(missing) == 1, [(f["line"], f["message"]) for f in report["findings"]]
     missing = missing[0]
+    assert (missing["line"], missing["column"]) == (7, 50), missing  # at the `model_engine=megatron` word
     assert missing["message"].startswith("megatron-bridge is not installed on node "), missing
     assert "; mindspeed is not installed on node " in missing["message"]
     _, report, _ = _preflight(tmp_path, cluster.address, extra="trainer.device=npu", env=npu, **_paths(cluster))

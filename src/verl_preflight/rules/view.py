@@ -36,7 +36,7 @@ class Setting:
 
 
 class LaunchView:
-    def __init__(self, spec, config_name: str, profile, settings: list, tree: dict | None):
+    def __init__(self, spec, config_name: str, profile, settings: list, tree: dict | None, selections=None):
         self.spec = spec
         self.config_name = config_name
         self.profile_of = profile  # values.Profile
@@ -46,6 +46,7 @@ class LaunchView:
         self.settings = settings
         self.tree = tree or {}
         self._raw: dict = {}  # key -> its node in `tree` (raw)
+        self.selections: dict = dict(selections or {})  # config group -> where the launch selects its option
         self.last: dict[str, Setting] = {}
         for s in settings:
             self.last[s.key] = s
@@ -176,9 +177,12 @@ class LaunchView:
         return None
 
     def where(self, key: str):
-        """Location to report a problem with `key`: its override, else the launch."""
+        """Location to report a problem with `key`: its override (a config group's: its selection,
+        `model_engine=megatron`), else the launch."""
         s = self.setting(key)
-        return s.loc if s is not None else self.spec.loc
+        if s is not None:
+            return s.loc
+        return self.selections.get(key) or self.spec.loc
 
 
 # the plain scalars YAML 1.1 (PyYAML's safe loader) reads as null and as booleans
@@ -263,7 +267,7 @@ def build_view(spec, config_name: str | None, profile, cache, checkable: bool = 
     items = [(o, grammar_text(o.field)) for o in spec.overrides if grammar_text(o.field) is not None]
     records = cache.parse([t for _, t in items])
     groups = set(cache.groups or ())
-    group_lines, settings = [], []
+    group_lines, settings, selections = [], [], {}
     for (o, text), rec in zip(items, records, strict=True):
         if not rec["ok"] or rec["sweep"]:
             return None
@@ -271,6 +275,7 @@ def build_view(spec, config_name: str | None, profile, cache, checkable: bool = 
             if not o.known:
                 return None  # the option is known only at run time: so is the composition
             group_lines.append(text)
+            selections[rec["key"]] = o.loc
             continue
         display = o.display.split("=", 1)[-1]
         value = rec["value"] if o.known else Unknown(display, "a value known only at run time")
@@ -278,7 +283,7 @@ def build_view(spec, config_name: str | None, profile, cache, checkable: bool = 
     snap = cache.snapshot(config_name, tuple(group_lines))
     if "tree" not in snap:
         return None
-    view = LaunchView(spec, config_name, profile, settings, snap["tree"])
+    view = LaunchView(spec, config_name, profile, settings, snap["tree"], selections)
     view.source = cache.source
     return view
 
