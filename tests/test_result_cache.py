@@ -947,3 +947,40 @@ def test_a_pin_file_added_after_a_run_changes_the_kept_result(tmp_path):
     (tmp_path / "requirements.txt").write_text("megatron-core==0.13.1\n")
     after = report()
     assert after == report("--no-cache") and after != before
+
+
+def test_a_verl_vendored_after_a_run_is_the_one_checked_next(tmp_path):
+    """The search for a vendored verl records what it did not find: a project that gains a copy
+    of verl after a warm run (one whose ppo_trainer.yaml lacks trainer.total_epochs) is checked
+    against that copy at the next run, as --no-cache checks it, not replayed from before."""
+    import subprocess
+    import sys
+
+    from verl_preflight.core.config_location import found
+
+    tool = os.path.join(ROOT, "tools", "validate_scripts.py")
+    (tmp_path / ".git").mkdir()
+    script = tmp_path / "run.sh"
+    script.write_text("#!/usr/bin/env bash\npython3 -m verl.trainer.main_ppo trainer.total_epochs=2\n")
+    past = os.stat(script).st_mtime - 60
+    os.utime(script, (past, past))  # settled: its digest is kept, as a checkout's is
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
+
+    def report(*args):
+        proc = subprocess.run([sys.executable, tool, "--format", "json", *args, str(script)],
+                              capture_output=True, text=True, env=env, cwd=tmp_path)
+        return proc.returncode, proc.stdout
+
+    before = report()
+    assert report() == before  # warm: the same
+    verl = tmp_path / "verl"
+    shutil.copytree(found(None)[2], verl, ignore=shutil.ignore_patterns("__pycache__"))
+    config = verl / "trainer" / "config" / "ppo_trainer.yaml"
+    config.write_text(config.read_text().replace("  total_epochs: 30\n", ""))
+    after = report()
+    assert after == report("--no-cache") and after != before
+    import json
+
+    doc = json.loads(after[1])
+    assert [f["rule"] for f in doc["findings"]] == ["override-missing-key"]
+    assert doc["scripts"][0]["profiles"][0]["launches"][0]["target"]["verl"]["origin"] == "vendored, verl"
