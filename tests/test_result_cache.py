@@ -733,7 +733,7 @@ def test_no_listing_is_kept_where_a_walk_met_a_link_or_a_folder_it_could_not_rea
     (top / "a.py").write_text("")
     (tree / "elsewhere").mkdir()
     (top / "x.py").symlink_to(tree / "elsewhere")  # a link to a folder: not listed, not walked
-    listing = str(top) + source.LISTING
+    listing = source.LISTING + str(top)
     first = source.digest_of(listing)
     assert digests.LISTED + str(top) not in digests._table
     (tree / "elsewhere").rmdir()
@@ -787,7 +787,7 @@ def test_a_folders_listing_is_kept_while_no_folder_its_walk_read_changed(tree, m
     (top / "workers").mkdir(parents=True)
     (top / "__init__.py").write_text("")
     (top / "workers" / "actor.py").write_text("")
-    listing = str(top) + source.LISTING
+    listing = source.LISTING + str(top)
     first = source.digest_of(listing)
     assert first == source._listing_digest(str(top), source._python_files(str(top)))
 

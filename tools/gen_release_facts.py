@@ -167,6 +167,7 @@ def table(version: str, wheels: str) -> dict:
 
 def _one(version: str, wheels: str) -> dict:
     from verl_preflight.app.cli import main as run
+    from verl_preflight.core.source import kind_of
     from verl_preflight.core.source import reads as sources_read
     from verl_preflight.hydra_stage.tree import ConfigCache, ConfigSource
     from verl_preflight.store import cache_files, derived, session
@@ -218,7 +219,7 @@ def _one(version: str, wheels: str) -> dict:
                 left_out.append(f"{name}: {type(err).__name__}")
                 continue
             reads = dict(sources_read())
-            outside = sorted(p for p in reads if not p.startswith(root + os.sep))
+            outside = sorted(p for p in reads if not (kind_of(p)[1] + os.sep).startswith(root + os.sep))
             if outside:
                 left_out.append(f"{name}: read {outside[0]}")
                 continue

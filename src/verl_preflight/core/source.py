@@ -28,6 +28,25 @@ from .bounded_read import (  # noqa: F401  (the one reader: source.X names stay 
 )
 from .config_location import TREE_DEPENDENCY, current_tree_hash
 
+# What a kept value was made from, each kept with its digest, is a dependency: a string, of a kind
+# `kind_of` tells. FILE: a file's absolute path (its bytes; the digest None: no file there, or one
+# that cannot be read, so one that appears is a change); else a kind's mark and its subject:
+FILE = "file"
+LISTING = "[python files below]"  # + a folder: which Python files are below it (a module added)
+PINS = "[pin files in]"  # + a folder: which requirements files and Dockerfiles it holds
+UNPARSED = "[unparsed]"  # + a module: its bytes, which ast.parse gave up on (the report names it)
+SOURCES = "sources:"  # + every source a session read (os.pathsep): their digests, as one
+KINDS = (LISTING, PINS, UNPARSED, TREE_DEPENDENCY, SOURCES)  # (TREE_DEPENDENCY: a config tree's content)
+
+
+def kind_of(dependency: str) -> tuple[str, str]:
+    """(its kind's mark, or FILE; what it is of: a path, or for TREE_DEPENDENCY and SOURCES the
+    whole dependency's paths)."""
+    for kind in KINDS:
+        if dependency.startswith(kind):
+            return kind, dependency[len(kind) :]
+    return FILE, dependency
+
 
 def read_script(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     """The file's bytes; ReadError when it cannot be read, TooLarge over max_bytes. Its digest
@@ -85,7 +104,7 @@ class Recorder:
         """Depend on which requirements files and Dockerfiles `folder` holds, `names` (as
         `stack_names` gave them): a pin file added after a run changes the target, and the
         result kept from before is then not used."""
-        self.digests[os.path.abspath(folder) + STACK_LISTING] = _names_digest(names)
+        self.digests[PINS + os.path.abspath(folder)] = _names_digest(names)
 
 
 def is_stack_file(name: str) -> bool:
@@ -101,7 +120,6 @@ def is_stack_file(name: str) -> bool:
     )
 
 
-STACK_LISTING = os.sep + "[requirements or Dockerfiles]"  # folder + this: which of them the folder holds
 
 
 def _names_digest(names: list[str]) -> str:
@@ -117,7 +135,6 @@ def stack_names(folder: str) -> list[str]:
     return [n for n in names if is_stack_file(n) and os.path.isfile(os.path.join(folder, n))]
 
 
-LISTING = os.sep + "*.py"  # reads()[folder + LISTING]: which Python files the folder holds
 
 
 def _python_files(top: str, folders: list | None = None) -> list[str]:
@@ -153,16 +170,15 @@ def _walked(top: str) -> tuple[str | None, list[str]]:
 def python_files(top: str) -> list[str]:
     """The .py files below `top` (its __pycache__ and tests folders left out), in a walk with
     folders and files sorted. Which files they are is recorded like a source read
-    (reads()[top + LISTING]): a fact or a result derived from every module of a tree
+    (reads()[LISTING + top]): a fact or a result derived from every module of a tree
     depends on a module added to it too, not only on the bytes of those it read."""
     before, folders = time.time_ns(), []
     paths = _python_files(top, folders)
-    digest = reads()[os.path.abspath(top) + LISTING] = _listing_digest(top, paths)
+    digest = reads()[LISTING + os.path.abspath(top)] = _listing_digest(top, paths)
     remember_listing(top, digest, folders, before)  # (kept: the next warm run walks none of it)
     return paths
 
 
-UNPARSED = os.sep + "[nests too deeply for Python's parser]"  # module + this: ast.parse gave up on it
 
 
 def unparsed(path: str) -> None:
@@ -171,19 +187,18 @@ def unparsed(path: str) -> None:
     in every run that relied on it, warm or cold, whatever fact was kept from it."""
     path = os.path.abspath(path)
     read = reads()
-    read[path + UNPARSED] = read[path] if path in read else digest_of(path)
+    read[UNPARSED + path] = read[path] if path in read else digest_of(path)
 
 
-def digest_of(path: str) -> str | None:
-    """SHA-256 of a file's bytes now (of a folder's listing for a `folder + LISTING` entry;
-    of the module for a `module + UNPARSED` one); None when it cannot be read."""
-    if path.endswith(UNPARSED):
-        return file_digest(path[: -len(UNPARSED)])
-    if path.endswith(LISTING):
-        return listing_digest(path[: -len(LISTING)], _walked)
-    if path.endswith(STACK_LISTING):
-        return _names_digest(stack_names(path[: -len(STACK_LISTING)]))
-    return file_digest(path)
+def digest_of(dependency: str) -> str | None:
+    """The digest now of a dependency of a file kind (`kind_of`): a file's bytes, a folder's
+    Python listing or pin files, an unparsed module's bytes; None when it cannot be read."""
+    kind, subject = kind_of(dependency)
+    if kind == LISTING:
+        return listing_digest(subject, _walked)
+    if kind == PINS:
+        return _names_digest(stack_names(subject))
+    return file_digest(subject)  # (FILE, UNPARSED: the module's bytes)
 
 
 def reads() -> dict[str, str | None]:
@@ -198,7 +213,6 @@ def sources_changed() -> bool:
     return any(digest_of(path) != digest for path, digest in list(reads().items()))
 
 
-SOURCES = "sources:"  # a result's dependency on them: "sources:" + their paths (os.pathsep)
 
 
 def read_source(path: str, errors: str = "strict") -> str | None:
@@ -304,14 +318,14 @@ def current_digests():
 
 
 def _digest_now(dependency: str, memo: dict) -> str | None:
-    """A file's digest now, a config tree's (hydra_stage.tree.ConfigCache.dependency), or the
-    sources' (source.sources_dependency); `memo`: what this check already read (many results
-    share verl's sources)."""
+    """A dependency's digest now, whatever its kind (`kind_of`); `memo`: what this check already
+    read (many results share verl's sources)."""
     if dependency in memo:
         return memo[dependency]
-    if dependency.startswith(TREE_DEPENDENCY):
+    kind = kind_of(dependency)[0]
+    if kind == TREE_DEPENDENCY:
         found = current_tree_hash(dependency)
-    elif dependency.startswith(SOURCES):
+    elif kind == SOURCES:
         found = sources_digest(dependency, lambda p: _digest_now(p, memo))
     else:
         found = digest_of(dependency)

@@ -136,8 +136,8 @@ def refused(results) -> list[tuple[str, str]]:
     paths = sorted({p for r in results for key in r.deps if key.startswith(SOURCES) for p in key[len(SOURCES) :].split(os.pathsep) if p})
     out = []
     for path in paths:
-        if path.endswith(UNPARSED):
-            out.append((path[: -len(UNPARSED)], "it nests too deeply for Python's parser"))
+        if path.startswith(UNPARSED):
+            out.append((path[len(UNPARSED) :], "it nests too deeply for Python's parser"))
             continue
         try:
             info = os.stat(path)

@@ -14,7 +14,7 @@ says of the nearest folder above it that is there: a name is added to a folder, 
 renamed only with a write to the folder itself, which sets its times. While that folder's
 five are the same, the first missing name below it is still missing, and so is the file.
 
-A folder's listing (which files are below it: source.py's `folder + LISTING` dependencies,
+A folder's listing (which files are below it: source.py's `LISTING + folder` dependencies,
 verl's hundreds of modules) is kept likewise, with the stamps of the folders its walk read:
 while none of them changed, no name below was added, removed or renamed. Not kept where a
 stamp does not cover what the answer rests on: a link to nothing on a missing file's way

@@ -34,6 +34,7 @@ from functools import lru_cache
 
 from ..core.bounded_read import read_bounded
 from ..core.config_location import has_sources, installed_version, version_file
+from ..core.source import LISTING, PINS, UNPARSED
 from ..core.source import reads as sources_read
 from .file_digests import file_digest
 from .session import memo
@@ -108,14 +109,33 @@ def _release_root(path: str) -> str | None:
 
 
 def relative(value, root: str):
-    """`value` (strings, lists, tuples, dicts of them) with each path below `root` as ROOT + rest."""
+    """`value` (strings, lists, tuples, dicts of them) with each path below `root` as ROOT + rest
+    (a dependency's too, after its kind's mark: source.kind_of)."""
     below = root + os.sep
-    return _strings(value, lambda s: ROOT if s == root else ROOT + s[len(root) :] if s.startswith(below) else s)
+
+    def change(s: str) -> str:
+        mark, path = _marked(s)
+        return mark + (ROOT if path == root else ROOT + path[len(root) :] if path.startswith(below) else path)
+
+    return _strings(value, change)
 
 
 def absolute(value, root: str):
     """`relative` undone: ROOT + rest is a path below `root` again."""
-    return _strings(value, lambda s: root + s[len(ROOT) :] if s.startswith(ROOT) else s)
+
+    def change(s: str) -> str:
+        mark, path = _marked(s)
+        return mark + (root + path[len(ROOT) :] if path.startswith(ROOT) else path)
+
+    return _strings(value, change)
+
+
+def _marked(s: str) -> tuple[str, str]:
+    """(the mark of a dependency of a path, "" for none; the path): source.kind_of's file kinds."""
+    for mark in (LISTING, PINS, UNPARSED):
+        if s.startswith(mark):
+            return mark, s[len(mark) :]
+    return "", s
 
 
 def _strings(value, change):
