@@ -122,6 +122,13 @@ def _memory() -> dict:
             continue
         if 0 < limit < out.get("total", 0):
             out["limit"] = limit
+            usage = os.path.join(os.path.dirname(path), "memory.current" if path.endswith(".max") else "memory.usage_in_bytes")
+            try:
+                with open(usage, encoding="ascii") as fh:
+                    left = limit - int(fh.read(64).strip())
+                out["available"] = min(out.get("available", left), max(left, 0))  # (what the cgroup has left)
+            except (OSError, ValueError):
+                pass
         break
     return out
 
@@ -145,7 +152,7 @@ def _accelerators(timeout: float) -> dict:
             return {"kind": "NPU", "count": count, "memory_mib": [], "how": "npu-smi info"}
         notes.append(f"npu-smi: {why or 'lists no NPU'}")
     if _installed("torch"):  # the device API of the torch the job's workers import, in a process of its own
-        text, why = _run([sys.executable, "-c", TORCH_QUERY], timeout)
+        text, why = _run([sys.executable, "-c", TORCH_QUERY], timeout, env=_node_devices_env())
         try:
             found = json.loads(text) if text else None
         except ValueError:
@@ -170,6 +177,15 @@ except ImportError:
 sizes = [devices.get_device_properties(i).total_memory for i in range(devices.device_count())] if devices.is_available() else []
 print(json.dumps({"kind": "NPU" if api == "torch.npu" else "GPU", "api": api + ".get_device_properties", "memory": sizes}))
 """
+
+
+def _node_devices_env() -> dict:
+    """This process's environment with the visible-devices variables the node's raylet has (Ray
+    sets them empty for this task, which claims no device: torch would see none)."""
+    node = _raylet_environ()
+    env = {k: v for k, v in os.environ.items() if k not in ENV_NAMES}
+    env.update({k: node[k] for k in ENV_NAMES if k in node})
+    return env
 
 
 def _installed(name: str) -> bool:
@@ -206,10 +222,10 @@ def count_npus(text: str) -> int:
     return count
 
 
-def _run(args: list, timeout: float):
+def _run(args: list, timeout: float, env: dict | None = None):
     """(standard output, None) of a read-only query, or (None, why not)."""
     try:
-        proc = subprocess.run(args, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(args, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL, env=env)
     except subprocess.TimeoutExpired:
         return None, f"did not finish in {timeout:g}s"
     except OSError as err:

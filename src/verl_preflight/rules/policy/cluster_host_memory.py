@@ -65,13 +65,14 @@ class ClusterHostMemory(Rule):
         need = each * layout.per_node
         nnodes = layout.nnodes or 1
         sizes = [(node, *_limit(node)) for node in cluster.known() if (node.facts.get("memory") or {}).get("total")]
+        unknown = len(cluster.nodes) - len(sizes)  # (a node that did not answer: it may hold it)
         if not sizes:
             return []
         terms = " + ".join(term.text() for term in report.host)
         key = next((k for k in KEYS if view.setting(k) is not None), "trainer.n_gpus_per_node")
         held = f"each of a node's {layout.per_node} devices puts {each:.1f} GB on the host ({terms}): {need:.1f} GB"
         fits = [node for node, limit, _, _ in sizes if limit >= need * 1e9]
-        if len(fits) < nnodes:
+        if len(fits) + unknown < nnodes:
             named = "; ".join(
                 f"{node.label}: {total / 1e9:.1f} GB {how}, Ray kills workers above {limit / 1e9:.1f} GB "
                 f"(memory_usage_threshold {threshold:g})"
@@ -85,8 +86,8 @@ class ClusterHostMemory(Rule):
                 "TP, PP or data-parallel world), or run on nodes with more memory"
             )
             return [self.finding(view.where(key), message, key)]
-        free = [node for node, _, _, _ in sizes if (node.facts.get("memory") or {}).get("available", 0) >= need * 1e9]
-        if len(free) >= nnodes:
+        free = [node for node in fits if (node.facts.get("memory") or {}).get("available", 0) >= need * 1e9]
+        if len(free) + unknown >= nnodes:
             return []
         now = "; ".join(f"{node.label}: {(node.facts['memory'].get('available') or 0) / 1e9:.1f} GB free"
                         for node, _, _, _ in sizes)
