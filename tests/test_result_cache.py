@@ -917,24 +917,18 @@ def test_a_scripts_result_depends_on_the_repositorys_docs_and_wrappers_only_wher
     assert run.checked == 0
 
 
-def test_a_pin_file_added_after_a_run_changes_the_kept_result(tmp_path):
-    """Issue 46's stale verdict: a requirements.txt pinning megatron-core 0.13.1 added after a
-    run. The warm run replayed the old report (the search for pin files recorded what it found,
-    not that nothing was there); it now gives what --no-cache gives."""
+def _project_report(tmp_path, text: str):
+    """`report(*options)`: (exit status, JSON report) of the tool run on a project's one script
+    `text` (settled: its digest is kept, as a checkout's is), with the project's own cache."""
     import subprocess
     import sys
 
     tool = os.path.join(ROOT, "tools", "validate_scripts.py")
     (tmp_path / ".git").mkdir()
     script = tmp_path / "run.sh"
-    script.write_text(
-        "#!/usr/bin/env bash\npython3 -m verl.trainer.main_ppo --config-name=ppo_megatron_trainer "
-        "algorithm.adv_estimator=grpo actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "
-        "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 "
-        "+actor_rollout_ref.actor.megatron.override_transformer_config.moe_router_fusion=True\n"
-    )
+    script.write_text(text)
     past = os.stat(script).st_mtime - 60
-    os.utime(script, (past, past))  # settled: its digest is kept, as a checkout's is
+    os.utime(script, (past, past))
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
 
     def report(*args):
@@ -942,6 +936,20 @@ def test_a_pin_file_added_after_a_run_changes_the_kept_result(tmp_path):
                               capture_output=True, text=True, env=env, cwd=tmp_path)
         return proc.returncode, proc.stdout
 
+    return report
+
+
+def test_a_pin_file_added_after_a_run_changes_the_kept_result(tmp_path):
+    """Issue 46's stale verdict: a requirements.txt pinning megatron-core 0.13.1 added after a
+    run. The warm run replayed the old report (the search for pin files recorded what it found,
+    not that nothing was there); it now gives what --no-cache gives."""
+    report = _project_report(
+        tmp_path,
+        "#!/usr/bin/env bash\npython3 -m verl.trainer.main_ppo --config-name=ppo_megatron_trainer "
+        "algorithm.adv_estimator=grpo actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 "
+        "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 "
+        "+actor_rollout_ref.actor.megatron.override_transformer_config.moe_router_fusion=True\n",
+    )
     before = report()
     assert report() == before  # warm: the same
     (tmp_path / "requirements.txt").write_text("megatron-core==0.13.1\n")
@@ -953,24 +961,11 @@ def test_a_verl_vendored_after_a_run_is_the_one_checked_next(tmp_path):
     """The search for a vendored verl records what it did not find: a project that gains a copy
     of verl after a warm run (one whose ppo_trainer.yaml lacks trainer.total_epochs) is checked
     against that copy at the next run, as --no-cache checks it, not replayed from before."""
-    import subprocess
-    import sys
+    import json
 
     from verl_preflight.core.config_location import found
 
-    tool = os.path.join(ROOT, "tools", "validate_scripts.py")
-    (tmp_path / ".git").mkdir()
-    script = tmp_path / "run.sh"
-    script.write_text("#!/usr/bin/env bash\npython3 -m verl.trainer.main_ppo trainer.total_epochs=2\n")
-    past = os.stat(script).st_mtime - 60
-    os.utime(script, (past, past))  # settled: its digest is kept, as a checkout's is
-    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
-
-    def report(*args):
-        proc = subprocess.run([sys.executable, tool, "--format", "json", *args, str(script)],
-                              capture_output=True, text=True, env=env, cwd=tmp_path)
-        return proc.returncode, proc.stdout
-
+    report = _project_report(tmp_path, "#!/usr/bin/env bash\npython3 -m verl.trainer.main_ppo trainer.total_epochs=2\n")
     before = report()
     assert report() == before  # warm: the same
     verl = tmp_path / "verl"
@@ -979,8 +974,6 @@ def test_a_verl_vendored_after_a_run_is_the_one_checked_next(tmp_path):
     config.write_text(config.read_text().replace("  total_epochs: 30\n", ""))
     after = report()
     assert after == report("--no-cache") and after != before
-    import json
-
     doc = json.loads(after[1])
     assert [f["rule"] for f in doc["findings"]] == ["override-missing-key"]
     assert doc["scripts"][0]["profiles"][0]["launches"][0]["target"]["verl"]["origin"] == "vendored, verl"
