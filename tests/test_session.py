@@ -95,3 +95,18 @@ def test_every_process_long_memo_is_of_the_tools_own_code_or_data():
                     found.add(node.name)
     assert found - set(PROCESS_LONG) == set(), "memoize these with store.session.memo, or say why they outlive a session"
     assert set(PROCESS_LONG) - found == set(), "no longer memoized for the process: drop them from PROCESS_LONG"
+
+
+def test_a_source_read_again_with_other_bytes_makes_the_sources_entry_again(tmp_path):
+    """A file edited during a run and read again: the entry every result carries names its new
+    digest, never the one read first (a result kept under it would be replayed stale)."""
+    path = tmp_path / "mod.py"
+    path.write_text("A = 1\n")
+    session.begin()
+    source.read_source(str(path))
+    first = source.sources_entry()
+    path.write_text("A = 2\n")
+    source.read_source(str(path))
+    again = source.sources_entry()
+    assert again[0] == first[0] and again[1] != first[1]
+    assert again[1] == source.sources_digest(again[0])

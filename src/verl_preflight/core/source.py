@@ -174,7 +174,8 @@ def python_files(top: str) -> list[str]:
     depends on a module added to it too, not only on the bytes of those it read."""
     before, folders = time.time_ns(), []
     paths = _python_files(top, folders)
-    digest = reads()[LISTING + os.path.abspath(top)] = _listing_digest(top, paths)
+    digest = _listing_digest(top, paths)
+    record({LISTING + os.path.abspath(top): digest})
     remember_listing(top, digest, folders, before)  # (kept: the next warm run walks none of it)
     return paths
 
@@ -187,7 +188,7 @@ def unparsed(path: str) -> None:
     in every run that relied on it, warm or cold, whatever fact was kept from it."""
     path = os.path.abspath(path)
     read = reads()
-    read[UNPARSED + path] = read[path] if path in read else digest_of(path)
+    record({UNPARSED + path: read[path] if path in read else digest_of(path)})
 
 
 def digest_of(dependency: str) -> str | None:
@@ -207,6 +208,17 @@ def reads() -> dict[str, str | None]:
     return _session.current().reads
 
 
+def record(found: dict) -> None:
+    """Record sources read (path -> digest) in this session: the one way into reads(). A path
+    read before with another digest (a file edited during the run) makes the sources' entry
+    (sources_entry) be made again, as a new path does."""
+    session = _session.current()
+    for path, digest in found.items():
+        if session.reads.get(path, digest) != digest:
+            session.entry[0] = None
+        session.reads[path] = digest
+
+
 def sources_changed() -> bool:
     """Whether a source this session read (a file, a folder's listing) is not as read now (the
     language server then begins a new session: store.session)."""
@@ -222,11 +234,12 @@ def read_source(path: str, errors: str = "strict") -> str | None:
     try:
         data, info = read_stamped(path, SOURCE_MAX_BYTES)
     except (ReadError, TooLarge):  # missing, a FIFO or a device, larger than any source
-        reads()[os.path.abspath(path)] = None
+        record({os.path.abspath(path): None})
         if not os.path.lexists(path):
             remember(path, None, None)  # (its absence kept: the next warm run tries no open)
         return None
-    digest = reads()[os.path.abspath(path)] = hashlib.sha256(data).hexdigest()
+    digest = hashlib.sha256(data).hexdigest()
+    record({os.path.abspath(path): digest})
     remember(path, info, digest)  # (its stamp kept: the next warm run reads only that)
     try:
         return data.decode("utf-8", errors)
@@ -238,7 +251,7 @@ def looked_for(path: str) -> bool:
     """Whether a file is at `path`, remembered like a source read (its digest, None: no file
     there): a result that found none there is checked again once one appears."""
     digest = file_digest(path) if os.path.isfile(path) else None
-    reads()[os.path.abspath(path)] = digest
+    record({os.path.abspath(path): digest})
     if digest is None:
         remember(path, None, None)  # (kept as missing only where nothing is there)
     return digest is not None
@@ -263,6 +276,7 @@ def sources_entry() -> tuple[str, str] | None:
     (a run of many scripts reads most sources for the first one)."""
     session = _session.current()
     grown = len(session.reads)  # read first: a source read while the entry is computed is not hidden
+    # (a path read again with other bytes resets entry[0]: record)
     if session.entry[0] != grown:
         dependency = sources_dependency()
         session.entry[:] = [grown, (dependency, sources_digest(dependency)) if dependency else None]

@@ -45,7 +45,7 @@ import importlib.util
 import os
 from dataclasses import dataclass, field
 
-from ..core.source import reads as sources_read
+from ..core.source import record
 from ..store.derived import kept_reading
 from ..store.file_digests import remember
 from ..store.session import memo
@@ -208,7 +208,7 @@ def _may_be_module(root: str, name: str) -> bool:
     if any(os.path.isfile(path) for path in candidates):
         return True
     for path in candidates:  # its absence is read like a file (a result depends on it: one added re-checks)
-        sources_read()[os.path.abspath(path)] = None
+        record({os.path.abspath(path): None})
         remember(path, None, None)  # (and kept: a warm run asks the folder above it only)
     return False
 

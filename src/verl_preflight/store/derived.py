@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import os
 
-from ..core.source import digest_as_read
+from ..core.source import digest_as_read, record
 from ..core.source import reads as sources_read
 from . import queries, session
 from .plain import NotPlain, from_plain, to_plain
@@ -103,7 +103,7 @@ def _keeping(fn, reads):
                 kept = None
             if kept is not None:
                 if reads is not None:
-                    sources_read().update(kept[1])
+                    record(kept[1])
                 memo[args] = value
                 return value
         value = fn(*args)

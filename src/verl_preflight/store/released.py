@@ -34,8 +34,7 @@ from functools import lru_cache
 
 from ..core.bounded_read import read_bounded
 from ..core.config_location import has_sources, installed_version, version_file
-from ..core.source import LISTING, PINS, UNPARSED
-from ..core.source import reads as sources_read
+from ..core.source import FILE, SOURCES, TREE_DEPENDENCY, kind_of, record
 from .file_digests import file_digest
 from .session import memo
 
@@ -131,11 +130,9 @@ def absolute(value, root: str):
 
 
 def _marked(s: str) -> tuple[str, str]:
-    """(the mark of a dependency of a path, "" for none; the path): source.kind_of's file kinds."""
-    for mark in (LISTING, PINS, UNPARSED):
-        if s.startswith(mark):
-            return mark, s[len(mark) :]
-    return "", s
+    """(the mark of a dependency of a path, "" for a file or no dependency; the path): kind_of."""
+    kind, path = kind_of(s)
+    return ("", s) if kind in (FILE, TREE_DEPENDENCY, SOURCES) else (kind, path)
 
 
 def _strings(value, change):
@@ -175,7 +172,7 @@ def fact(name: str, args: tuple, unchanged) -> tuple | None:
     reads = absolute(entry["reads"], root)
     if not unchanged(reads):
         return None
-    sources_read().update(reads)
+    record(reads)
     return (absolute(entry.get("value"), root),)
 
 

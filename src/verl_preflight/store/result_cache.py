@@ -20,7 +20,7 @@ import dataclasses
 import hashlib
 import os
 
-from ..core.source import SOURCES, current_digests, sources_digest
+from ..core.source import SOURCES, current_digests
 from . import queries
 from .file_digests import tool_fingerprint
 from .plain import NotPlain, from_plain, to_plain
@@ -85,8 +85,6 @@ class ResultCache:
             plain = to_plain(dataclasses.replace(result, deps={}))  # the dependencies are kept once, below
         except (NotPlain, RecursionError):
             return  # a result holding something the cache does not keep: checked again next time
-        if any(p.startswith(SOURCES) and sources_digest(p) != d for p, d in result.deps.items()):
-            return  # a source read again with other bytes during the run: not kept
         deps = {self._listed(p): d for p, d in result.deps.items()}
         if None not in deps:
             queries.put("results", (self.key, os.path.abspath(path)), plain, deps)

@@ -10,8 +10,8 @@ digests as always.
 What a session owns:
 - `reads`: every verl, Megatron or MindSpeed source, model config or folder listing the
   checks read, with its digest as read (source.read_source records them); a result depends
-  on all of them. Sources do not change during a session (a change begins the next one), so
-  `reads` only grows: what is derived from all of it is computed again when it grew.
+  on all of them; source.record is the one way in. What is derived from all of it is made
+  again when it grew, or when a path was read again with other bytes (record resets `entry`).
 - `memos`: the values of each function memoized with `memo` (syntax trees, the facts derived
   from verl's sources, the trees' digests...), by arguments.
 - `now`: digests found now of what kept values were read from, asked once a session.
@@ -29,7 +29,7 @@ class Session:
     __slots__ = ("reads", "memos", "now", "entry")
 
     def __init__(self):
-        self.reads: dict = {}  # path (or listing) -> its SHA-256 as read, None: unreadable (only grows)
+        self.reads: dict = {}  # path (or listing) -> its SHA-256 as read, None: unreadable (source.record)
         self.memos: dict = {}  # memoized function -> {arguments: value}
         self.now: dict = {}  # path -> its digest now, asked once a session (derived: kept values)
         self.entry: list = [None, None]  # [len(reads), the sources' dependency entry then]
