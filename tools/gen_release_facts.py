@@ -162,6 +162,8 @@ def table(version: str, wheels: str) -> dict:
     if proc.returncode != 0:
         raise SystemExit(f"gen_release_facts: verl {version}: {proc.stderr.strip()[-2000:]}")
     sys.stderr.write(proc.stderr)
+    if json.dumps(ROOT)[1:-1] in proc.stdout:  # (a table that names this checkout differs in every other one)
+        raise SystemExit(f"gen_release_facts: verl {version}: the table names {ROOT}")
     return json.loads(proc.stdout)
 
 
@@ -169,7 +171,7 @@ def _one(version: str, wheels: str) -> dict:
     from verl_preflight.app.cli import main as run
     from verl_preflight.core.source import kind_of
     from verl_preflight.core.source import reads as sources_read
-    from verl_preflight.hydra_stage.tree import ConfigCache, ConfigSource
+    from verl_preflight.hydra_stage.tree import ConfigCache, ConfigSource, composed_once
     from verl_preflight.store import cache_files, derived, session
     from verl_preflight.store.plain import NotPlain, to_plain
 
@@ -231,6 +233,7 @@ def _one(version: str, wheels: str) -> dict:
             facts[key] = {"value": released.relative(plain, root), "reads": released.relative(reads, root)}
         for line in sorted(set(left_out)):
             print(f"verl {version}: not shipped: {line}", file=sys.stderr)
+        composed_once.cache_clear()  # (compositions the run above made from ROOT: Hydra's runtime.cwd)
         cache = ConfigCache(ConfigSource(config, version, root, "release"), use_disk=False)
         os.chdir(config)  # (Hydra's runtime.cwd: the tree, written ROOT like its path)
         for name in _root_configs(config):
