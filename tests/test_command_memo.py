@@ -62,20 +62,36 @@ def warm_after(unkept, tree, change, *argv, **env):
 
 
 @pytest.mark.parametrize("fmt", [pytest.param("text", marks=pytest.mark.slow), "json"])
-def test_a_warm_start_writes_the_kept_report_and_loads_none_of_the_checks(tree, unkept, fmt):
+def test_a_warm_start_writes_the_kept_report_and_loads_none_of_the_checks(
+    tree, unkept, fmt, derived_facts_cache, tmp_path_factory
+):
     # A digest is kept with a file's stamp only once its times are SETTLED_NS old (file_digests):
     # the tree is let settle first, so the cold run keeps every digest however long it takes.
     # (Without it, a cold run that ended before typo.sh settled and a warm one after it differed
     # under load: the warm run then kept that digest, writing and importing json.)
     import time
 
+    from conftest import derived_facts_only
+
     from verl_preflight.store.file_digests import SETTLED_NS
 
-    time.sleep(SETTLED_NS / 1e9 + 0.2)
     want = unkept(tree, "--format", fmt, ".")
-    cold = run(tree, "--format", fmt, ".")
+    for _ in range(5):
+        cache = str(derived_facts_only(derived_facts_cache, tmp_path_factory.mktemp("cold")))
+        time.sleep(SETTLED_NS / 1e9 + 0.2)
+        # The absence of a verl vendored above the tree (`../verl/trainer/config`, up to `/`)
+        # is kept with the stamps of those folders. Another process that writes to one of them
+        # between the two runs (the tests beside this one make folders in /tmp) makes the warm
+        # run look there again and keep what it finds, rightly, with a write: the pair is then
+        # run again with a cache of its own.
+        above = _folders_above(tree)
+        cold = run(tree, "--format", fmt, ".", XDG_CACHE_HOME=cache)
+        warm = run(tree, "--format", fmt, ".", XDG_CACHE_HOME=cache)
+        if _folders_above(tree) == above:
+            break
+    else:
+        pytest.skip("a folder above the tree changed during each of five tries")
     assert CHECKS in cold.ours
-    warm = run(tree, "--format", fmt, ".")
     assert CHECKS not in warm.ours and "verl_preflight.app.cli" not in warm.ours
     # nor json, re or dataclasses (a quarter of a warm start): the cold run kept the digest of
     # every file it read with its stamp, so the warm one writes nothing, and it reads the kept
@@ -84,6 +100,17 @@ def test_a_warm_start_writes_the_kept_report_and_loads_none_of_the_checks(tree, 
     assert same(cold, want) and same(warm, want)
     if fmt == "text":
         assert TIME.search(warm.stdout)  # this run's time
+
+
+def _folders_above(tree) -> dict:
+    """The stamps of the folders above `tree`."""
+    out, folder = {}, os.path.dirname(str(tree))
+    while True:
+        info = os.stat(folder)
+        out[folder] = (info.st_ino, info.st_mtime_ns, info.st_ctime_ns)
+        if os.path.dirname(folder) == folder:
+            return out
+        folder = os.path.dirname(folder)
 
 
 def test_a_run_that_finds_the_derived_facts_imports_no_pyyaml(tree):
