@@ -366,3 +366,25 @@ async def test_an_edit_of_a_vendored_verl_module_is_checked_at_the_next_change(c
     _change(client, uri, 2, text + "# edited\n")
     after = await _published(client, uri, 2, after=start)
     assert any("edited check" in d.message and d.code == "verl-check" for d in after), after
+
+
+async def test_an_edit_of_a_root_configs_searchpath_is_checked_at_the_next_change(client: LanguageClient, workspace):
+    """A project's root config that searches verl's tree (`hydra: searchpath:`): after the list
+    is taken out, the next check composes without it (the searchpath read from the file before
+    was part of the check's memory, and it is forgotten with the tree's compositions)."""
+    from verl_preflight.core.config_location import installed_root
+
+    project = workspace / "searchpath"
+    (project / "config").mkdir(parents=True)
+    (project / ".git").mkdir()
+    searched = f"hydra:\n  searchpath:\n    - file://{installed_root()}/trainer/config\n"
+    root = project / "config" / "my.yaml"
+    root.write_text(searched + "defaults:\n  - ppo_trainer\n  - _self_\n")
+    text = f"python3 -m verl.trainer.main_ppo --config-path={project / 'config'} --config-name=my trainer.nope=1\n"
+    uri = _open(client, project / "run.sh", text)
+    assert [d.code for d in await _published(client, uri, 1)] == ["override-missing-key"]
+    root.write_text("defaults:\n  - ppo_trainer\n  - _self_\n")
+    start = len(client.published)
+    _change(client, uri, 2, text + "# edited\n")
+    after = await _published(client, uri, 2, after=start)
+    assert [d.code for d in after] == ["config-group"], after

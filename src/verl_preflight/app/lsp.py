@@ -70,8 +70,8 @@ def _forget_what_changed(run) -> None:
     from ..store import session
 
     run.caches.begin_check()  # what was found of the script's project (its verl, its entry modules)
-    run.caches.forget_changed_trees()  # a config tree edited since: composed from its files now
-    if sources_changed():  # a vendored verl's module edited since: a new session reads anew
+    trees_changed = run.caches.forget_changed_trees()  # a config tree edited since: composed from its files now
+    if sources_changed() or trees_changed:  # a vendored verl's module or YAML edited: a new session reads anew
         session.begin()
 
 

@@ -825,17 +825,21 @@ class ConfigCaches:
         self._projects: dict[str, ConfigSource | None] = {}
         self._apps: dict[tuple, object] = {}
 
-    def forget_changed_trees(self) -> None:
+    def forget_changed_trees(self) -> bool:
         """Make anew the config cache of every tree whose files changed since it was made (the
         language server checks again after an edit of a vendored verl's YAML): its compositions
-        and verdicts are of the tree as it was, under the digest it had then."""
+        and verdicts are of the tree as it was, under the digest it had then. True when one had
+        changed: what was read from its YAML outside Hydra (a root config's searchpath) is stale."""
+        changed = False
         for key, cache in list(self._all.items()):
             if tree_hash(*cache.tree.dirs) == cache.digest:
                 continue
+            changed = True
             fresh = self._all[key] = ConfigCache(cache.source, use_disk=cache.use_disk, tree=cache.tree)
             fresh.shared_dir = cache.shared_dir
             if cache is self.main:
                 self.main = fresh
+        return changed
 
     def source_for(self, script_path: str, module: str) -> ConfigSource:
         """The verl a launch runs: the run's when it names one; else, for a verl module, a copy
