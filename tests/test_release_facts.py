@@ -14,7 +14,7 @@ import zipfile
 import pytest
 
 from verl_preflight.app.cli import main as run
-from verl_preflight.core import source
+from verl_preflight.sources import _pyast
 from verl_preflight.store import released, session
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -76,20 +76,21 @@ def _release_tree(tmp_path, version: str):
 
 
 def _report(project, capsys, monkeypatch, shipped: bool) -> tuple[dict, set]:
-    """The JSON report of run.sh checked with no cache, and the verl sources read for it; with
-    the shipped tables or, `shipped=False`, deriving every fact."""
+    """The JSON report of run.sh checked with no cache, and the verl modules parsed for it;
+    with the shipped tables or, `shipped=False`, deriving every fact. (Every module's bytes
+    are read either way, once a machine: a fact rests on which modules spell a name.)"""
     session.begin()
     if not shipped:
         monkeypatch.setattr(released, "fact", lambda *_: None)
         monkeypatch.setattr(released, "compositions", lambda *_: None)
     read = set()
-    real = source.read_stamped  # (what source.read_source opens a source with)
+    real = _pyast._parsed  # (what parse_file parses a source with)
 
-    def spy(path, *args, **kwargs):
+    def spy(text, path):
         read.add(os.path.abspath(path))
-        return real(path, *args, **kwargs)
+        return real(text, path)
 
-    monkeypatch.setattr(source, "read_stamped", spy)
+    monkeypatch.setattr(_pyast, "_parsed", spy)
     monkeypatch.chdir(project)
     capsys.readouterr()
     status = run(["--no-cache", "--format", "json", "run.sh"])
@@ -102,13 +103,13 @@ def _report(project, capsys, monkeypatch, shipped: bool) -> tuple[dict, set]:
 def test_a_release_tree_is_checked_from_its_table_as_if_derived(tmp_path, capsys, monkeypatch):
     """verl 0.9.1's files, vendored: every fact the check needs comes from the table (each checked
     against the digests of the files it was derived from), so it reads a fraction of the modules
-    deriving reads (those holding a statement a fact points to, run alone, and the entry
+    deriving parses (those holding a statement a fact points to, run alone, and the entry
     module), and reports what deriving the facts here reports."""
     project = _release_tree(tmp_path, "0.9.1")
-    from_table, read_with = _report(project, capsys, monkeypatch, shipped=True)
-    derived, read_without = _report(project, capsys, monkeypatch, shipped=False)
+    from_table, parsed_with = _report(project, capsys, monkeypatch, shipped=True)
+    derived, parsed_without = _report(project, capsys, monkeypatch, shipped=False)
     assert from_table == derived
-    assert read_with < read_without and len(read_with) * 3 < len(read_without)
+    assert parsed_with < parsed_without and len(parsed_with) * 3 < len(parsed_without)
 
 
 def test_a_fork_that_edited_a_module_derives_what_reads_it(tmp_path, capsys, monkeypatch):
@@ -153,3 +154,27 @@ def test_the_tables_are_written_again_the_same_from_the_wheels(tmp_path):
         _release_tree(tmp_path / version, version)  # (skips without the wheel)
     proc = subprocess.run([sys.executable, GEN, "--check", "0.9.1", "0.4.1"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+BUILT = "verl_preflight.sources.verl_builds.built_suffixes"
+
+
+def test_a_module_added_that_spells_none_of_the_names_keeps_the_shipped_fact(tmp_path):
+    """A checkout or a fork holds modules the wheel does not (verl's git tree has several): the
+    facts that walk for one name rest on which modules spell it, so a module that does not keeps
+    the table's fact; one that does makes the fact derived again, and it sees the new call."""
+    from verl_preflight.sources.verl_builds import built_suffixes
+    from verl_preflight.store.derived import _unchanged
+
+    root = str(_release_tree(tmp_path, "0.9.1") / "verl")
+    extra = os.path.join(root, "utils", "project_helper.py")
+    with open(extra, "w", encoding="utf-8") as fh:
+        fh.write("def helper(config):\n    return config.trainer.total_epochs\n")
+    session.begin()
+    assert released.fact(BUILT, (root,), _unchanged) is not None
+    with open(extra, "a", encoding="utf-8") as fh:
+        fh.write("\ndef built(config):\n    return omega_conf_to_dataclass(config.trainer.project_section)\n")
+    session.begin()
+    assert released.fact(BUILT, (root,), _unchanged) is None
+    assert ("trainer", "project_section") in built_suffixes(root)
+    session.begin()

@@ -209,11 +209,12 @@ def _one(version: str, wheels: str) -> dict:
             if len(inspect.signature(wrapper).parameters) == 1:
                 calls.append((name, wrapper, (root,)))
         derived.CALLS = None
-        facts, left_out = {}, []
+        facts, left_out, tried = {}, [], set()
         for name, wrapper, args in calls:
             key = released.fact_key(name, args, root)
-            if key in facts or not any(type(a) is str and a.startswith(root) for a in args):
+            if key in tried or not any(type(a) is str and a.startswith(root) for a in args):
                 continue
+            tried.add(key)
             session.begin()
             try:
                 value = wrapper(*args)

@@ -13,7 +13,14 @@ import time
 from functools import lru_cache
 
 from ..store import session as _session
-from ..store.file_digests import file_digest, listing_digest, remember, remember_listing
+from ..store.file_digests import (
+    derived_digest,
+    file_digest,
+    listing_digest,
+    remember,
+    remember_derived,
+    remember_listing,
+)
 from .bounded_read import (  # noqa: F401  (the one reader: source.X names stay valid)
     DEFAULT_MAX_BYTES,
     DIGEST_MAX_BYTES,
@@ -36,15 +43,17 @@ LISTING = "[python files below]"  # + a folder: which Python files are below it 
 PINS = "[pin files in]"  # + a folder: which requirements files and Dockerfiles it holds
 UNPARSED = "[unparsed]"  # + a module: its bytes, which ast.parse gave up on (the report names it)
 SOURCES = "sources:"  # + every source a session read (os.pathsep): their digests, as one
-KINDS = (LISTING, PINS, UNPARSED, TREE_DEPENDENCY, SOURCES)  # (TREE_DEPENDENCY: a config tree's content)
+MENTIONING = "[python files mentioning]"  # + words ("|"), "\0", a folder: which files below it spell one
+KINDS = (LISTING, PINS, UNPARSED, MENTIONING, TREE_DEPENDENCY, SOURCES)  # (TREE_DEPENDENCY: a config tree's content)
 
 
 def kind_of(dependency: str) -> tuple[str, str]:
-    """(its kind's mark, or FILE; what it is of: a path, or for TREE_DEPENDENCY and SOURCES the
-    whole dependency's paths)."""
+    """(its kind's mark, or FILE; what it is of, the dependency's end: a path, or for
+    TREE_DEPENDENCY and SOURCES the whole dependency's paths)."""
     for kind in KINDS:
         if dependency.startswith(kind):
-            return kind, dependency[len(kind) :]
+            subject = dependency[len(kind) :]
+            return kind, subject.partition("\0")[2] if kind == MENTIONING else subject
     return FILE, dependency
 
 
@@ -182,6 +191,86 @@ def python_files(top: str) -> list[str]:
 
 
 
+def modules_mentioning(top: str, *words: str) -> list[str]:
+    """The .py files below `top` (as python_files walks them) whose bytes spell one of `words`:
+    the modules a walk for a call or an attribute of that name can find anything in. What is
+    recorded is which files those are (MENTIONING + top + words), not the bytes of every file:
+    a module added or edited that spells none of the words changes nothing a walk finds, so a
+    fact kept or shipped for a release still stands in a checkout or a fork that adds one. The
+    caller reads the files returned (parse_file), and so depends on their bytes."""
+    top = os.path.abspath(top)
+    paths, basis, digest = _mentioning(top, words)
+    paths = list(paths)
+    dependency = MENTIONING + "|".join(words) + "\0" + top
+    record({dependency: digest})
+    if digest is not None:
+        remember_derived(dependency, basis, digest)
+    return paths
+
+
+@_session.memo(limit=64)
+def _mentioning(top: str, words: tuple) -> tuple[list[str], str | None, str | None]:
+    """(the files below `top` that spell one of `words`, the digest of every file's bytes
+    there, the digest of which files spell one); digests None when `top` is no folder."""
+    modules = _modules(top)
+    if modules is None:
+        return [], None, None
+    spelled = [w.encode() for w in words]
+    found, basis, names = [], hashlib.sha256(), hashlib.sha256()
+    for path, data, digest in modules:
+        basis.update(f"{path[len(top):]}\0{digest}\0".encode())
+        if data is None or any(w in data for w in spelled):  # (one that cannot be read: as if it did)
+            found.append(path)
+            names.update(f"{path[len(top):]}\0{digest is not None}\0".encode())
+    return found, basis.hexdigest(), names.hexdigest()
+
+
+@_session.memo(limit=4)
+def _modules(top: str) -> list[tuple[str, bytes | None, str | None]] | None:
+    """(path, bytes, digest) of each .py file below `top`, read once a session (a walk for each
+    registrar of a release asks); None when `top` is no folder."""
+    if not os.path.isdir(top):
+        return None
+    out = []
+    for path in _python_files(top):
+        try:
+            data, info = read_stamped(path, SOURCE_MAX_BYTES)
+        except (ReadError, TooLarge):
+            data = info = None
+        digest = hashlib.sha256(data).hexdigest() if data is not None else None
+        if info is not None:
+            remember(path, info, digest)  # (kept with its stamp: _mentioning_now reads only that)
+        out.append((path, data, digest))
+    return out
+
+
+def _mentioning_now(dependency: str) -> str | None:
+    """The digest of a MENTIONING dependency now: kept with the digest of every file's bytes
+    below the folder (their stamps kept: a warm run stats them), worked out again when one differs."""
+    words, _, top = dependency[len(MENTIONING) :].partition("\0")
+    if derived_digest(dependency) is not None:  # (else the files are read once, below)
+        basis = _basis_now(top)
+        kept = derived_digest(dependency, basis) if basis is not None else None
+        if kept is not None:
+            return kept
+    _, made, digest = _mentioning(top, tuple(words.split("|")))
+    if digest is not None:
+        remember_derived(dependency, made, digest)
+    return digest
+
+
+@_session.memo(limit=16)
+def _basis_now(top: str) -> str | None:
+    """The digest of the bytes of every .py file below `top` now, as _mentioning makes it, from
+    the files' kept digests (once a session: the dependencies on one folder share it)."""
+    if not os.path.isdir(top):
+        return None
+    basis = hashlib.sha256()
+    for path in _python_files(top):
+        basis.update(f"{path[len(top):]}\0{file_digest(path)}\0".encode())
+    return basis.hexdigest()
+
+
 def unparsed(path: str) -> None:
     """Record that the module at `path` (read by read_source) nests too deeply for `ast.parse`:
     a dependency like the module itself (its digest), which the report names (`not read: ...`)
@@ -199,6 +288,8 @@ def digest_of(dependency: str) -> str | None:
         return listing_digest(subject, _walked)
     if kind == PINS:
         return _names_digest(stack_names(subject))
+    if kind == MENTIONING:
+        return _mentioning_now(dependency)
     return file_digest(subject)  # (FILE, UNPARSED: the module's bytes)
 
 

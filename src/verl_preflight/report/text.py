@@ -131,13 +131,15 @@ def refused(results) -> list[tuple[str, str]]:
     import stat
 
     from ..core.bounded_read import SOURCE_MAX_BYTES
-    from ..core.source import SOURCES, UNPARSED
+    from ..core.source import FILE, SOURCES, UNPARSED, kind_of
 
     paths = sorted({p for r in results for key in r.deps if key.startswith(SOURCES) for p in key[len(SOURCES) :].split(os.pathsep) if p})
     out = []
     for path in paths:
         if path.startswith(UNPARSED):
             out.append((path[len(UNPARSED) :], "it nests too deeply for Python's parser"))
+            continue
+        if kind_of(path)[0] != FILE:  # (a folder's listing, the files that spell a name)
             continue
         try:
             info = os.stat(path)

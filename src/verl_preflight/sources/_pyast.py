@@ -37,17 +37,6 @@ def _parsed(text: str, path: str) -> ast.Module | None:
         return None
 
 
-def parse_mentioning(path: str, *words: str) -> ast.Module | None:
-    """The module's syntax tree when its text holds one of `words` (a name or string a walk
-    looks for cannot be in a module that never spells it), else None; the file is read, and
-    so depends the result on it, either way. Most of verl's modules are never parsed by a walk
-    for one attribute."""
-    text = read_source(path)
-    if text is None or not any(w in text for w in words):
-        return None
-    return parse_file(path)
-
-
 @dataclass(frozen=True)
 class Span:
     """Where one statement of a module stands: lines (1-based) and columns (UTF-8 bytes), as

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import ast
 
-from ..core.source import python_files
+from ..core.source import modules_mentioning
 from ..store.derived import kept
-from ._pyast import parse_mentioning, walk
+from ._pyast import parse_file, walk
 
 BUILDER = "omega_conf_to_dataclass"
 
@@ -32,8 +32,8 @@ def built_suffixes(verl_root: str) -> frozenset | None:
     call at all (a verl without config dataclasses, or a partial copy: nothing can be told)."""
     found: set[tuple[str, ...]] = set()
     calls = 0
-    for path in python_files(verl_root):
-        tree = parse_mentioning(path, BUILDER + "(")
+    for path in modules_mentioning(verl_root, BUILDER + "("):
+        tree = parse_file(path)
         for node in walk(tree) if tree is not None else ():
             if isinstance(node, ast.Call) and _name(node.func) == BUILDER and node.args:
                 calls += 1

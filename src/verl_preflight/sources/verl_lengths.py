@@ -27,10 +27,10 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from ..core.source import python_files, read_source
+from ..core.source import modules_mentioning, read_source
 from ..store.derived import kept
 from ..store.session import memo
-from ._pyast import ParsedWhenUsed, Span, module_files, parse_file, parse_mentioning, walk
+from ._pyast import ParsedWhenUsed, Span, module_files, parse_file, walk
 from .pyeval import UNKNOWN, Evaluator, Failure, Node, Obj, V
 
 BUDGET_SUFFIX = "max_token_len_per_gpu"
@@ -180,11 +180,11 @@ def _factors(root: str) -> dict:
     that engine/utils.py multiplies `max_token_len_per_gpu` by."""
     out: dict = {}
     multiplies_sp = False
-    for path in python_files(os.path.join(root, "workers")):
+    for path in modules_mentioning(os.path.join(root, "workers"), "max_token_len", "assign_non_tensor"):
         rel = _rel(root, path)
         if "/rollout/" in rel:
             continue
-        tree = parse_mentioning(path, "max_token_len", "assign_non_tensor")
+        tree = parse_file(path)
         if tree is None:
             continue
         engine = _engine_of(rel)
@@ -215,8 +215,8 @@ def _factors(root: str) -> dict:
 def _budget_keys(root: str) -> frozenset:
     found = set()
     for part in ("workers", "trainer"):
-        for path in python_files(os.path.join(root, part)):
-            tree = parse_mentioning(path, BUDGET_SUFFIX)
+        for path in modules_mentioning(os.path.join(root, part), BUDGET_SUFFIX):
+            tree = parse_file(path)
             if tree is None:
                 continue
             for node in walk(tree):

@@ -42,7 +42,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from ..core.source import python_files, read_source
+from ..core.source import modules_mentioning, read_source
 from ..store.derived import kept
 from ..store.session import memo
 from ._pyast import dotted, module_files, module_name, parse_file, walk
@@ -196,7 +196,6 @@ class _Reader:
         self._lookups: dict = {}
         self._keys: dict = {}
         self._texts: dict[str, str] = {}
-        self._all_files: list[tuple[str, str]] | None = None
 
     # ---- files and modules ---------------------------------------------------
 
@@ -204,13 +203,6 @@ class _Reader:
         if module.split(".")[0] != "verl":
             return None
         return next((path for path in module_files(self.root, module) if os.path.isfile(path)), None)
-
-    def files(self) -> list[tuple[str, str]]:
-        """(module, path) of every Python file of the package (tests left out)."""
-        if self._all_files is not None:
-            return self._all_files
-        self._all_files = [(module_name(self.root, path), path) for path in python_files(self.root)]
-        return self._all_files
 
     def _text(self, path: str) -> str:
         if path not in self._texts:
@@ -475,10 +467,8 @@ class _Reader:
         names = "|".join(re.escape(p) for p in module.split(".")[-2:] if p != "verl")
         imported = re.compile(rf"from\s+[\w.]*\b(?:{names})\b[\w.]*\s+import\s+(\([^)]*\)|[^\n]*)")
         used = re.compile(rf"\b(?:{names})\.{re.escape(word)}\b")
-        for file_module, path in self.files():
-            text = self._text(path)
-            if word not in text:
-                continue
+        for path in modules_mentioning(self.root, word):
+            file_module, text = module_name(self.root, path), self._text(path)
             if os.path.dirname(path) != here and not used.search(text):
                 if not any(re.search(rf"\b{re.escape(word)}\b", m.group(1)) for m in imported.finditer(text)):
                     continue
@@ -983,10 +973,7 @@ def _user_module_chains(reader: _Reader) -> frozenset:
     """Attribute chains of the config values verl hands to a module loader (a user module named
     in the config: custom_reward_function.path, custom_cls.path, model.external_lib, ...)."""
     out: set[tuple[str, ...]] = set()
-    for _module, path in reader.files():
-        text = reader._text(path)
-        if not any(name + "(" in text for name in _LOADERS):
-            continue
+    for path in modules_mentioning(reader.root, *(name + "(" for name in _LOADERS)):
         tree = parse_file(path)
         for fn in (n for n in walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)) if tree else ():
             aliases: dict[str, ast.expr] = {}

@@ -32,10 +32,10 @@ import os
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..core.source import hydra_versions, python_files
+from ..core.source import hydra_versions, modules_mentioning, python_files
 from ..store.derived import kept, kept_by_arguments
 from ..store.session import memo
-from ._pyast import dotted, module_name, parse_file, parse_mentioning, walk
+from ._pyast import dotted, module_name, parse_file, walk
 from .verl_classes import Registry, verl_sources
 from .verl_registries import _local_imports
 
@@ -94,8 +94,8 @@ def _builds(root: str) -> tuple[StructuredBuild, ...]:
     if registry is None:
         return ()
     out = []
-    for path in python_files(root):
-        tree = parse_mentioning(path, BUILDER + "(")
+    for path in modules_mentioning(root, BUILDER + "("):
+        tree = parse_file(path)
         if tree is None:
             continue
         module = module_name(root, path)

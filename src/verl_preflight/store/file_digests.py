@@ -53,6 +53,7 @@ _table: dict | None = None  # abspath -> [dev, ino, size, mtime_ns, ctime_ns, di
 # missing file [the same of the folder above it, None, that folder]; LISTED + abspath of a folder
 # -> [its listing's digest, [[folder, dev, ino, size, mtime_ns, ctime_ns], ...] of its walk]
 LISTED = "listing:"  # (no file's absolute path starts so)
+DERIVED = "derived:"  # + a dependency worked out from files' bytes -> [the digest of those bytes, its digest]
 _added = False
 _fresh: dict = {}  # what this process kept since `taken()` was last asked (a -j worker's, for the parent)
 
@@ -177,6 +178,23 @@ def merge(records: dict) -> None:
         _load()
         for key, record in records.items():
             _put(key, record)
+
+
+def derived_digest(dependency: str, basis: str | None = None) -> str | None:
+    """The digest kept for `dependency` (one worked out from files' bytes: source.MENTIONING)
+    when `basis`, the digest of those bytes now, is the one it was worked out from (None: any
+    basis); else None."""
+    known = _load().get(DERIVED + dependency)
+    if isinstance(known, list) and len(known) == 2 and basis in (None, known[0]) and isinstance(known[1], str):
+        return known[1]
+    return None
+
+
+def remember_derived(dependency: str, basis: str, digest: str) -> None:
+    """Keep `digest` of `dependency`, worked out from bytes whose digest is `basis` (a record of
+    content, not of stamps: it is right whenever the basis is)."""
+    _load()
+    _put(DERIVED + dependency, [basis, digest])
 
 
 def listing_digest(top: str, walk) -> str | None:

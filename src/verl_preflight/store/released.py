@@ -132,7 +132,7 @@ def absolute(value, root: str):
 def _marked(s: str) -> tuple[str, str]:
     """(the mark of a dependency of a path, "" for a file or no dependency; the path): kind_of."""
     kind, path = kind_of(s)
-    return ("", s) if kind in (FILE, TREE_DEPENDENCY, SOURCES) else (kind, path)
+    return ("", s) if kind in (FILE, TREE_DEPENDENCY, SOURCES) else (s[: len(s) - len(path)], path)
 
 
 def _strings(value, change):
