@@ -79,38 +79,58 @@ def test_a_warm_start_writes_the_kept_report_and_loads_none_of_the_checks(
     for _ in range(5):
         cache = str(derived_facts_only(derived_facts_cache, tmp_path_factory.mktemp("cold")))
         time.sleep(SETTLED_NS / 1e9 + 0.2)
-        # The absence of a verl vendored above the tree (`../verl/trainer/config`, up to `/`)
-        # is kept with the stamps of those folders. Another process that writes to one of them
-        # between the two runs (the tests beside this one make folders in /tmp) makes the warm
-        # run look there again and keep what it finds, rightly, with a write: the pair is then
-        # run again with a cache of its own.
-        above = _folders_above(tree)
+        since = time.time_ns() - SETTLED_NS
         cold = run(tree, "--format", fmt, ".", XDG_CACHE_HOME=cache)
+        before = _digest_table(cache)
         warm = run(tree, "--format", fmt, ".", XDG_CACHE_HOME=cache)
-        if _folders_above(tree) == above:
+        written = {k: v for k, v in _digest_table(cache).items() if before.get(k) != v}
+        # Another process that writes where the cold run looked (the tests beside this one make
+        # folders in /tmp, above the tree, where the absence of a vendored verl is kept) makes
+        # the warm run look again and keep what it finds, rightly, with a write: the pair is
+        # then run again with a cache of its own. Any other write is this test's failure.
+        if not written or not all(_changed_since(key, record, since) for key, record in written.items()):
             break
     else:
-        pytest.skip("a folder above the tree changed during each of five tries")
+        pytest.skip("what the cold run looked at was written to during each of five tries")
     assert CHECKS in cold.ours
     assert CHECKS not in warm.ours and "verl_preflight.app.cli" not in warm.ours
     # nor json, re or dataclasses (a quarter of a warm start): the cold run kept the digest of
     # every file it read with its stamp, so the warm one writes nothing, and it reads the kept
     # entries with json's C scanner
-    assert not {"json", "re", "dataclasses", "yaml"} & set(warm.modules), " ".join(warm.modules)
+    assert not {"json", "re", "dataclasses", "yaml"} & set(warm.modules), (written, " ".join(warm.modules))
     assert same(cold, want) and same(warm, want)
     if fmt == "text":
         assert TIME.search(warm.stdout)  # this run's time
 
 
-def _folders_above(tree) -> dict:
-    """The stamps of the folders above `tree`."""
-    out, folder = {}, os.path.dirname(str(tree))
-    while True:
-        info = os.stat(folder)
-        out[folder] = (info.st_ino, info.st_mtime_ns, info.st_ctime_ns)
-        if os.path.dirname(folder) == folder:
-            return out
-        folder = os.path.dirname(folder)
+def _digest_table(cache: str) -> dict:
+    """The records of the cache's digests.json (file_digests), read past its signature line."""
+    try:
+        with open(os.path.join(cache, "verl-preflight", "digests.json"), "rb") as fh:
+            return json.loads(fh.read().partition(b"\n")[2]).get("files", {})
+    except (OSError, ValueError):
+        return {}
+
+
+def _changed_since(key: str, record: list, since: int) -> bool:
+    """Whether what a digests.json record stands for was written at or after `since` (ns): a
+    folder's listing (its folders), a missing file (the folder above it), a file."""
+    if key.startswith("listing:"):
+        paths = [stamp[0] for stamp in record[1]]
+    elif len(record) == 7:
+        paths = [record[6]]
+    elif key.startswith("derived:"):
+        return False
+    else:
+        paths = [key]
+    for path in paths:
+        try:
+            info = os.stat(path)
+        except OSError:
+            return True
+        if max(info.st_mtime_ns, info.st_ctime_ns) >= since:
+            return True
+    return False
 
 
 def test_a_run_that_finds_the_derived_facts_imports_no_pyyaml(tree):
