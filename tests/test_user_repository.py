@@ -771,3 +771,25 @@ def test_a_projects_hydra_app_runs_verls_start_checks_where_it_calls_them(tmp_pa
     assert "verl-check" in {r for _, r, _ in _rules(_report(capsys, _script(root, lacking))[1])}
     root = _project(tmp_path / "b")
     assert "verl-check" not in {r for _, r, _ in _rules(_report(capsys, _script(root, lacking))[1])}
+
+
+def test_a_root_config_whose_files_name_no_part_of_a_key_is_not_composed_to_explain_it(tmp_path, capsys, monkeypatch):
+    """Which other root config has the missing keys is first asked of the config files each one's
+    defaults reach: a root none of whose files names `env` (verl's evaluation, sft_trainer_engine,
+    ppo_trainer itself) is never composed for it. The finding is the one composing them gives."""
+    from verl_preflight.hydra_stage import tree
+
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "setup.py").write_text("")
+    config = _verl_package(root, drop="no such line") / "trainer" / "config"
+    extra = "env:\n  name: base\n  max_turns: 1\n"
+    (config / "tool_trainer.yaml").write_text("defaults:\n  - ppo_trainer\n  - _self_\n" + extra)
+    composed = []
+    real = tree.compose_raw
+    monkeypatch.setattr(tree, "compose_raw", lambda t, name, lines: composed.append(name) or real(t, name, lines))
+    script = _script(root, f"{LAUNCH} \\\n    env.name=search env.max_turns=4\n")
+    code, doc = _report(capsys, script)
+    assert code == 1 and _rules(doc) == [(3, "override-missing-key", "error")]
+    assert doc["findings"][0]["message"].endswith("pass --config-name=tool_trainer")
+    assert set(composed) == {"ppo_trainer", "tool_trainer"}, composed

@@ -178,9 +178,13 @@ def _in_another_root(cache, config_name: str, group_lines: tuple, found: list[Pr
         has = lambda key, tree=snap["tree"]: _missing_depth(tree, key) == len(key.split("."))  # noqa: E731
         return all(has(p.key) for p in missing) and all(has(key) for key in keys)  # (nothing else would fail)
 
+    wanted = [p.key for p in missing] + [k for k in keys if not k.startswith("hydra.")]
     for candidate in _other_roots(cache, config_name):
         # first as composed with its defaults (once per tree, whatever the launch selects): a root
-        # that lacks the keys there is passed over without composing the launch's selections
+        # that lacks the keys there is passed over without composing the launch's selections, and
+        # without composing it at all where no file its defaults reach names a part of one
+        if not cache.known(candidate, ()) and _lacks_a_name(cache, candidate, wanted):
+            continue
         if not has_all(cache.snapshot(candidate, ())):
             continue
         if not group_lines or has_all(cache.snapshot(candidate, group_lines)):
@@ -189,6 +193,120 @@ def _in_another_root(cache, config_name: str, group_lines: tuple, found: list[Pr
     else:
         return found
     return _fold(found, missing, RootCause(config_name, other, tuple(p.key for p in missing)))
+
+
+def _lacks_a_name(cache, root: str, keys: list) -> bool:
+    """Whether some part of some key's path is named nowhere in what `root`'s composition with its
+    own defaults can hold: the mapping keys of every file its defaults list reaches, and the
+    packages they are placed at (_names_reached). False when that cannot be told."""
+    names = _names_reached(cache, root)
+    return names is not None and any(part not in names for key in keys for part in key.split("."))
+
+
+def _names_reached(cache, root: str) -> frozenset | None:
+    """The names `root`'s composition with its own defaults can hold at any depth: every mapping
+    key of each config file its defaults list reaches (an option chosen by an interpolation,
+    an override and the option it overrides: all of them), and the parts of each group and
+    package they are placed at. More names than Hydra composes, never fewer; None where Hydra's
+    own reading cannot be followed (a file missing, unreadable or not YAML, a package or option
+    only known when composed). Once a tree and root config (kept on `cache`)."""
+    memo = cache.__dict__.setdefault("_names_reached", {})
+    if root not in memo:
+        memo[root] = _read_names(cache.tree.dirs, root)
+    return memo[root]
+
+
+def _read_names(dirs, root: str) -> frozenset | None:
+    from ..core.bounded_read import read_bounded
+    from ..core.yaml_read import load
+
+    names: set = set()
+    todo, seen = [("", root)], set()
+    while todo:
+        group, option = todo.pop()
+        if (group, option) in seen:
+            continue
+        seen.add((group, option))
+        names.update(p for p in group.split("/") if p)
+        if option == ANY:
+            folders = [os.path.join(d, group) for d in dirs if os.path.isdir(os.path.join(d, group))]
+            if not folders:
+                return None
+            todo.extend((group, f[: -len(".yaml")]) for top in folders for f in sorted(os.listdir(top)) if f.endswith(".yaml"))
+            continue
+        paths = [os.path.join(d, group, option + ".yaml") for d in dirs]
+        texts = [read_bounded(p) for p in paths if os.path.isfile(p)]
+        if not texts or None in texts:
+            return None
+        for data in texts:
+            try:
+                text = data.decode("utf-8")
+                doc = load(text)
+            except Exception:  # (not UTF-8, not YAML: Hydra says so when it composes)
+                return None
+            for line in text.splitlines():
+                if line.startswith("# @package"):
+                    names.update(p for p in line[len("# @package") :].strip().split(".") if p)
+            if doc is None:
+                continue
+            if not isinstance(doc, dict):
+                return None
+            _mapping_keys(doc, names)
+            for entry in doc.get("defaults") or []:
+                step = _defaults_entry(group, entry)
+                if step is None:
+                    return None
+                names.update(step[0])
+                todo.extend(step[1])
+    return frozenset(names)
+
+
+def _mapping_keys(node, names: set) -> None:
+    """Every mapping key below `node` into `names`; a node YAML's aliases share is walked once."""
+    stack, walked = [node], set()
+    while stack:
+        node = stack.pop()
+        if id(node) in walked:
+            continue
+        walked.add(id(node))
+        if isinstance(node, dict):
+            names.update(k for k in node if isinstance(k, str))
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+
+
+def _defaults_entry(group: str, entry) -> tuple[list, list] | None:
+    """(package names, [(group, option)] of the configs it reaches) of one defaults entry of a
+    config in `group`; None where it cannot be followed without composing."""
+    if isinstance(entry, str):
+        if entry == "_self_":
+            return [], []
+        if "$" in entry or "@" in entry:
+            return None
+        folder, _, name = entry.strip("/").rpartition("/")
+        base = "" if entry.startswith("/") else group
+        return [], [("/".join(p for p in (base, folder) if p), name)]
+    if not isinstance(entry, dict) or len(entry) != 1:
+        return None
+    ((key, value),) = entry.items()
+    if not isinstance(key, str) or "$" in key:
+        return None
+    for word in ("override ", "optional "):
+        key = key[len(word) :] if key.startswith(word) else key
+    key, _, package = key.strip().partition("@")
+    target = "/".join(p for p in (("" if key.startswith("/") else group), key.strip("/")) if p)
+    packages = [p for p in package.split(".") if p and p not in ("_global_", "_group_", "_here_", "_name_")]
+    if value is None:
+        return packages, []
+    values = value if isinstance(value, list) else [value]
+    if not all(isinstance(v, str) for v in values):
+        return None
+    # an option an interpolation or the command line chooses: any of the group's (ANY)
+    return packages, [(target, ANY if "$" in v or v == "???" else v) for v in values]
+
+
+ANY = "*"  # (no config file is named so: every option of the group)
 
 
 def _other_roots(cache, config_name: str) -> list[str]:

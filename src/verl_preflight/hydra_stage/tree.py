@@ -759,6 +759,12 @@ class ConfigCache:
         return records
 
     # ---- compositions ---------------------------------------------------
+    def known(self, config_name: str, group_overrides: tuple) -> bool:
+        """Whether that composition is at hand without composing it (made or kept before, or
+        shipped for a release)."""
+        key = json.dumps([config_name, list(group_overrides)])
+        return key in self.snapshots or key in (self._shipped().get("snapshots") or {})
+
     def snapshot(self, config_name: str, group_overrides: tuple) -> dict:
         """{"tree": data} or {"error": message, "override": input line or None}."""
         key = json.dumps([config_name, list(group_overrides)])
