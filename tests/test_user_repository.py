@@ -776,7 +776,8 @@ def test_a_projects_hydra_app_runs_verls_start_checks_where_it_calls_them(tmp_pa
 def test_a_root_config_whose_files_name_no_part_of_a_key_is_not_composed_to_explain_it(tmp_path, capsys, monkeypatch):
     """Which other root config has the missing keys is first asked of the config files each one's
     defaults reach: a root none of whose files names `env` (verl's evaluation, sft_trainer_engine,
-    ppo_trainer itself) is never composed for it. The finding is the one composing them gives."""
+    ppo_trainer itself, one that only quiets Hydra's logging) is never composed for it. The finding
+    is the one composing them gives."""
     from verl_preflight.hydra_stage import tree
 
     root = tmp_path / "proj"
@@ -785,6 +786,8 @@ def test_a_root_config_whose_files_name_no_part_of_a_key_is_not_composed_to_expl
     config = _verl_package(root, drop="no such line") / "trainer" / "config"
     extra = "env:\n  name: base\n  max_turns: 1\n"
     (config / "tool_trainer.yaml").write_text("defaults:\n  - ppo_trainer\n  - _self_\n" + extra)
+    quiet = "defaults:\n  - ppo_trainer\n  - override hydra/job_logging: disabled\n  - _self_\n"
+    (config / "quiet_trainer.yaml").write_text(quiet)  # (Hydra's own configs: no key of the launch)
     composed = []
     real = tree.compose_raw
     monkeypatch.setattr(tree, "compose_raw", lambda t, name, lines: composed.append(name) or real(t, name, lines))

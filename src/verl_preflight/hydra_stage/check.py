@@ -178,7 +178,7 @@ def _in_another_root(cache, config_name: str, group_lines: tuple, found: list[Pr
         has = lambda key, tree=snap["tree"]: _missing_depth(tree, key) == len(key.split("."))  # noqa: E731
         return all(has(p.key) for p in missing) and all(has(key) for key in keys)  # (nothing else would fail)
 
-    wanted = [p.key for p in missing] + [k for k in keys if not k.startswith("hydra.")]
+    wanted = [p.key for p in missing] + list(keys)
     for candidate in _other_roots(cache, config_name):
         # first as composed with its defaults (once per tree, whatever the launch selects): a root
         # that lacks the keys there is passed over without composing the launch's selections, and
@@ -200,7 +200,9 @@ def _lacks_a_name(cache, root: str, keys: list) -> bool:
     own defaults can hold: the mapping keys of every file its defaults list reaches, and the
     packages they are placed at (_names_reached). False when that cannot be told."""
     names = _names_reached(cache, root)
-    return names is not None and any(part not in names for key in keys for part in key.split("."))
+    return names is not None and any(
+        part not in names for key in keys if not key.startswith("hydra.") for part in key.split(".")
+    )
 
 
 def _names_reached(cache, root: str) -> frozenset | None:
@@ -296,6 +298,8 @@ def _defaults_entry(group: str, entry) -> tuple[list, list] | None:
         key = key[len(word) :] if key.startswith(word) else key
     key, _, package = key.strip().partition("@")
     target = "/".join(p for p in (("" if key.startswith("/") else group), key.strip("/")) if p)
+    if target == "hydra" or target.startswith("hydra/"):  # (Hydra's own configs: its `hydra` node)
+        return [], []
     packages = [p for p in package.split(".") if p and p not in ("_global_", "_group_", "_here_", "_name_")]
     if value is None:
         return packages, []
