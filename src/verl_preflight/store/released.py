@@ -113,6 +113,8 @@ def relative(value, root: str):
     below = root + os.sep
 
     def change(s: str) -> str:
+        if root not in s:  # (most strings of a value: names, messages)
+            return s
         mark, path = _marked(s)
         return mark + (ROOT if path == root else ROOT + path[len(root) :] if path.startswith(below) else path)
 
@@ -123,6 +125,8 @@ def absolute(value, root: str):
     """`relative` undone: ROOT + rest is a path below `root` again."""
 
     def change(s: str) -> str:
+        if ROOT not in s:
+            return s
         mark, path = _marked(s)
         return mark + (root + path[len(ROOT) :] if path.startswith(ROOT) else path)
 
