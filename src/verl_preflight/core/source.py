@@ -216,21 +216,29 @@ def _mentioning(top: str, words: tuple) -> tuple[list[str], str | None, str | No
     if modules is None:
         return [], None, None
     spelled = [w.encode() for w in words]
-    found, basis, names = [], hashlib.sha256(), hashlib.sha256()
-    for path, data, digest in modules:
-        basis.update(f"{path[len(top):]}\0{digest}\0".encode())
-        if data is None or any(w in data for w in spelled):  # (one that cannot be read: as if it did)
-            found.append(path)
-            names.update(f"{path[len(top):]}\0{digest is not None}\0".encode())
-    return found, basis.hexdigest(), names.hexdigest()
+    # the files that spell one (and those that cannot be read, as if they did): which they are
+    found = [(path, digest) for path, data, digest in modules if data is None or any(w in data for w in spelled)]
+    names = hashlib.sha256("".join(f"{p[len(top):]}\0{d is not None}\0" for p, d in found).encode())
+    return [p for p, _ in found], _basis(top, ((path, digest) for path, _, digest in modules)), names.hexdigest()
+
+
+def _basis(top: str, digests) -> str:
+    """The digest of (path below `top`, digest of its bytes) of each file: what a MENTIONING
+    dependency's digest is kept beside."""
+    return hashlib.sha256("".join(f"{p[len(top):]}\0{d}\0" for p, d in digests).encode()).hexdigest()
 
 
 @_session.memo(limit=4)
 def _modules(top: str) -> list[tuple[str, bytes | None, str | None]] | None:
     """(path, bytes, digest) of each .py file below `top`, read once a session (a walk for each
-    registrar of a release asks); None when `top` is no folder."""
+    registrar of a release asks; a folder below one read already is taken from it); None when
+    `top` is no folder."""
     if not os.path.isdir(top):
         return None
+    for (above,), modules in list((_session.current().memos.get(_modules) or {}).items()):
+        rest = top[len(above) :].split(os.sep)[1:] if top.startswith(above + os.sep) else None
+        if modules is not None and rest and not {"tests", "__pycache__"} & set(rest):
+            return [m for m in modules if m[0].startswith(top + os.sep)]  # (the same walk's order)
     out = []
     for path in _python_files(top):
         try:
@@ -248,11 +256,9 @@ def _mentioning_now(dependency: str) -> str | None:
     """The digest of a MENTIONING dependency now: kept with the digest of every file's bytes
     below the folder (their stamps kept: a warm run stats them), worked out again when one differs."""
     words, _, top = dependency[len(MENTIONING) :].partition("\0")
-    if derived_digest(dependency) is not None:  # (else the files are read once, below)
-        basis = _basis_now(top)
-        kept = derived_digest(dependency, basis) if basis is not None else None
-        if kept is not None:
-            return kept
+    kept = derived_digest(dependency)  # (basis, digest), or None: the files are read once, below
+    if kept is not None and kept[0] == _basis_now(top):
+        return kept[1]
     _, made, digest = _mentioning(top, tuple(words.split("|")))
     if digest is not None:
         remember_derived(dependency, made, digest)
@@ -265,10 +271,7 @@ def _basis_now(top: str) -> str | None:
     the files' kept digests (once a session: the dependencies on one folder share it)."""
     if not os.path.isdir(top):
         return None
-    basis = hashlib.sha256()
-    for path in _python_files(top):
-        basis.update(f"{path[len(top):]}\0{file_digest(path)}\0".encode())
-    return basis.hexdigest()
+    return _basis(top, ((path, file_digest(path)) for path in _python_files(top)))
 
 
 def unparsed(path: str) -> None:

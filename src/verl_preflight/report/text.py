@@ -136,10 +136,11 @@ def refused(results) -> list[tuple[str, str]]:
     paths = sorted({p for r in results for key in r.deps if key.startswith(SOURCES) for p in key[len(SOURCES) :].split(os.pathsep) if p})
     out = []
     for path in paths:
-        if path.startswith(UNPARSED):
-            out.append((path[len(UNPARSED) :], "it nests too deeply for Python's parser"))
+        kind, subject = kind_of(path)
+        if kind == UNPARSED:
+            out.append((subject, "it nests too deeply for Python's parser"))
             continue
-        if kind_of(path)[0] != FILE:  # (a folder's listing, the files that spell a name)
+        if kind != FILE:  # (a folder's listing, the files that spell a name)
             continue
         try:
             info = os.stat(path)

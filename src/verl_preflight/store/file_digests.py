@@ -180,13 +180,12 @@ def merge(records: dict) -> None:
             _put(key, record)
 
 
-def derived_digest(dependency: str, basis: str | None = None) -> str | None:
-    """The digest kept for `dependency` (one worked out from files' bytes: source.MENTIONING)
-    when `basis`, the digest of those bytes now, is the one it was worked out from (None: any
-    basis); else None."""
+def derived_digest(dependency: str) -> tuple[str, str] | None:
+    """(basis, digest) kept for `dependency`, one worked out from files' bytes
+    (source.MENTIONING): the digest stands while the digest of those bytes is `basis`."""
     known = _load().get(DERIVED + dependency)
-    if isinstance(known, list) and len(known) == 2 and basis in (None, known[0]) and isinstance(known[1], str):
-        return known[1]
+    if isinstance(known, list) and len(known) == 2 and all(isinstance(x, str) for x in known):
+        return known[0], known[1]
     return None
 
 
