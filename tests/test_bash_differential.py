@@ -21,8 +21,11 @@ from conftest import FIXTURES, ROOT
 
 from verl_preflight.pipeline.launches import collapse_key, launch_of
 from verl_preflight.shell import profiles as prof
+from verl_preflight.core.values import Unknown
+from verl_preflight.shell.directory import resolved
 from verl_preflight.shell.evaluate import evaluate
 from verl_preflight.shell.parse import parse_script
+from verl_preflight.shell.words import Field
 
 HOME = "/home/tester"
 RECORD_SEP = "\x1e"
@@ -37,7 +40,7 @@ STUB = textwrap.dedent(
     if "-m" in args:
         i = args.index("-m")
         with open(os.environ["STUB_RECORD"], "a", encoding="utf-8") as fh:
-            fh.write("\\0".join(args[i + 1:]) + "\\x1e")
+            fh.write("\\0".join([os.getcwd(), *args[i + 1:]]) + "\\x1e")
     sys.exit(0)
     """
 )
@@ -135,6 +138,13 @@ def run_bash(path, env, stub_dir, tmp_path):
     return proc.returncode, launches, base_path
 
 
+def with_directory(launch, start: str) -> list:
+    """A launch's words as the stub records them: the working directory bash ran it in (the
+    evaluator's PWD at the launch, from the folder bash started in), then module and arguments."""
+    where = resolved(launch.env.get("PWD"), start)
+    return [Field.of(where) if where is not None else Field((Unknown("?", "not known"),)), *launch.argv[launch.entry :]]
+
+
 def field_matches(field, text: str) -> bool:
     """Known text must be equal; an unknown piece (a probe's output) matches anything."""
     pattern = "".join(re.escape(p) if isinstance(p, str) else ".*" for p in field.pieces)
@@ -160,7 +170,8 @@ def test_evaluator_matches_bash(path, env, stub_dir, tmp_path):
     outcomes = evaluate(
         script, env, prof.unset_inputs(info), launch_of, ambient=ambient, script_name=os.path.basename(path)
     )
-    candidates = [(o.status, [la.argv[la.entry :] for la in o.launches]) for o in outcomes]
+    start = os.path.realpath(os.path.dirname(path))
+    candidates = [(o.status, [with_directory(la, start) for la in o.launches]) for o in outcomes]
     matching = [status for status, launches in candidates if same_launches(launches, bash_launches)]
     assert matching, (
         f"bash passed {bash_launches!r}\nthe evaluator gives "

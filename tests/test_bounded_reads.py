@@ -103,6 +103,7 @@ def test_a_cache_subfolder_replaced_by_a_link_is_not_written_through(tmp_path):
 def _vendored_config(tmp_path):
     project = tmp_path / "proj"
     shutil.copytree(os.path.join(installed_root(), "trainer", "config"), project / "verl" / "trainer" / "config")
+    (project / "verl" / "__init__.py").write_text("")  # a package: what `import verl` there loads
     (project / ".git").mkdir()
     (project / "run.sh").write_text(LAUNCH)
     return project, project / "verl" / "trainer" / "config"

@@ -77,6 +77,7 @@ def _project_with_its_own_verl(tmp_path):
     shutil.copytree(os.path.join(installed_root(), "trainer", "config"), vendored)
     text = (vendored / "ppo_trainer.yaml").read_text()
     (vendored / "ppo_trainer.yaml").write_text(text.replace("  total_epochs:", "  total_epoch_count:", 1))
+    (project / "verl" / "__init__.py").write_text("")  # a package: what `import verl` there loads
     (project / ".git").mkdir()
     for i in range(max(SERIAL_BELOW, 2)):
         (project / f"run_{i}.sh").write_text(

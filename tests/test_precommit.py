@@ -109,6 +109,7 @@ def test_hook_checks_against_the_verl_the_project_vendors(tmp_path_factory):
     shutil.copytree(os.path.join(installed_root(), "trainer", "config"), config)
     text = (config / "ppo_trainer.yaml").read_text()
     (config / "ppo_trainer.yaml").write_text(text.replace("  total_epochs:", "  total_epoch_count:", 1))
+    (repo / "verl" / "__init__.py").write_text("")  # a package: what `import verl` there loads
     (repo / "good.sh").write_text(GOOD)
     _commit(repo, ["init", "-q"], ["add", "."], ["commit", "-qm", "vendored verl"])
     run = try_repo(repo, "good.sh", tmp_path_factory.mktemp("pre-commit-home"))

@@ -55,7 +55,13 @@ ORIGINS = {
     },
     RLF: {"": ("vendored, verl", "0.5.0")},
     GRL: {"": ("git submodule verl, verl/verl", "0.4.1")},
-    AL: {"": ("pinned, scripts/setup_stable_gpu.sh:10: the release's wheel", "0.5.0")},
+    AL: {
+        "": (
+            "pinned, scripts/setup_stable_gpu.sh:10: the release's wheel; "
+            "also installed by scripts/setup_latest_gpu.sh:13, not here",
+            "0.5.0",
+        )
+    },
     RSTAR: {"": ("git submodule verl, verl/verl", "0.5.0.dev")},
     INTUITOR: {"verl-intuitor/": ("vendored, verl-intuitor/verl", "0.4.1.dev")},
 }

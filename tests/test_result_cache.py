@@ -332,6 +332,7 @@ def test_a_verl_put_beside_the_script_later_rechecks(tree):
     assert "override-append-existing" not in {r for r, _ in before}
     config = tree / "verl" / "trainer" / "config"
     shutil.copytree(locate(None).path, config)
+    (tree / "verl" / "__init__.py").write_text("")  # a package: what `import verl` there loads
     root = config / "ppo_trainer.yaml"
     root.write_text(root.read_text().replace("trainer:\n", "trainer:\n  total_epoch: 1\n", 1))
     after = _cli(tree, "typo.sh")

@@ -203,7 +203,9 @@ def test_workers_share_a_composition_only_of_the_same_tree(tmp_path):
     shared = tmp_path / "shared"
     shared.mkdir()
     first = tree.ConfigCache(source, use_disk=False)
-    second = tree.ConfigCache(tree._from_dir(str(copy), "--verl-config"), use_disk=False)
+    from verl_preflight.core.config_location import from_dir
+
+    second = tree.ConfigCache(tree.ConfigSource(*from_dir(str(copy), "--verl-config")), use_disk=False)
     for cache in (first, second):
         cache.shared_dir = str(shared)
     assert "project_only_key" not in first.snapshot("ppo_trainer", ())["tree"]

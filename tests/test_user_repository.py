@@ -84,6 +84,7 @@ def test_every_worker_checks_against_the_verl_the_run_names(tmp_path, capsys):
     shutil.copytree(os.path.join(installed_root(), "trainer", "config"), vendored)
     text = (vendored / "ppo_trainer.yaml").read_text()
     (vendored / "ppo_trainer.yaml").write_text(text.replace("  total_epochs:", "  total_epoch_count:", 1))
+    (tmp_path / "proj" / "verl" / "__init__.py").write_text("")  # a package: what `import verl` there loads
     (tmp_path / "proj" / ".git").mkdir()
     for i in range(max(SERIAL_BELOW, 2)):
         (tmp_path / "proj" / f"run_{i}.sh").write_text(f"#!/usr/bin/env bash\n{LAUNCH} trainer.total_epochs=2\n")
@@ -354,14 +355,14 @@ def test_a_verl_clone_the_setup_installs_but_that_is_not_here_leaves_the_launch_
     code, doc = _report(capsys, script)
     assert code == 0 and _rules(doc) == []
     (launch,) = _launches(doc)
-    assert "verl is verl/, installed by scripts/verl_env2.sh with pip install -e, and verl/verl is not here" in (
+    assert "verl is verl/, installed by scripts/verl_env2.sh:3 with pip install -e, and verl/verl is not here" in (
         launch["unchecked"]
     )
     # once the clone is there, it is the verl checked
     _verl_package(root / "verl")
     code, doc = _report(capsys, script)
     assert code == 1 and [r for _, r, _ in _rules(doc)] == ["override-missing-key"]
-    assert _origin(doc)[0] == "installed by scripts/verl_env2.sh, verl/verl"
+    assert _origin(doc)[0] == "installed by scripts/verl_env2.sh:3, verl/verl"
     # a folder installed so that does not name verl is no verl of the project's
     (root / "scripts" / "verl_env2.sh").write_text("pip install -e ./cursor_tools\n")
     shutil.rmtree(root / "verl")
@@ -461,7 +462,7 @@ def test_a_verl_pinned_to_a_git_reference_is_not_checked_against_another(tmp_pat
     script = _script(root, f"{LAUNCH} trainer.total_epoch=2\n", "train.sh")
     code, doc = _report(capsys, script)
     (launch,) = _launches(doc)
-    assert code == 0 and "installs verl at 1dda039b9 (pinned, install.sh:3), not a release" in launch["unchecked"]
+    assert code == 0 and "installs verl at 1dda039b9 (pinned to commit 1dda039b9, install.sh:3), not a release" in launch["unchecked"]
 
 
 # ---- inputs are inputs, slips are slips -------------------------------------------------------

@@ -31,9 +31,21 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from ..store.dependencies import STATEMENTS
 from ..store.file_digests import file_digest
 from .bounded_read import ReadError, TooLarge
 from .script_reader import read_script
+from .setup_statements import (
+    Install,
+    Pin,
+    Walk,
+    _installs_in,
+    _page,
+    _pins_in,
+    scope_of,
+    statements_digest,
+    walk_repository,
+)
 
 MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
 _DEPTH = 64  # folders climbed at most (a path deeper than this is not a project's layout)
@@ -56,40 +68,6 @@ def root_of(path: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class Pin:
-    """A verl the project's files ask for: a release (`version`), or a git reference of verl's
-    repository (`ref`: a branch, tag or commit), where it is said (`path`, `line`)."""
-
-    path: str
-    line: int
-    version: str | None = None
-    ref: str | None = None
-
-    def where(self, root: str) -> str:
-        return f"{os.path.relpath(self.path, root)}:{self.line}"
-
-
-@dataclass(frozen=True)
-class ProjectVerl:
-    """The verl a repository carries or pins: a package folder here (`package`), or a release
-    (`pin.version`), with how it was found (said in every report)."""
-
-    how: str
-    package: str | None = None
-    pin: Pin | None = None
-    missing: str | None = None  # the project's verl is not here (a submodule not checked out): why
-
-
-# `verl==0.5.0`, `verl[vllm]==0.5.0`, `"verl==0.5.0"`: a release pinned exactly (not verl-preflight,
-# not my_verl); `verl @ git+https://github.com/volcengine/verl.git@v0.5.0` and `git+...verl.git@REF`
-_RELEASE = re.compile(r"(?<![\w.-])verl(?:\[[^\]\n]*\])?\s*===?\s*([0-9][0-9A-Za-z.+!-]*)")
-_GIT = re.compile(r"git\+\S*?/verl(?:\.git)?@([\w.+/-]+)")
-_CHECKOUT = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?checkout\s+([\w.+/-]+)")
-_CLONE = re.compile(r"\bgit\s+clone\b[^\n]*?/verl(?:\.git)?\b")
-_EDITABLE = re.compile(r"\bpip3?\s+install\b[^\n]*?(?:-e|--editable)\s+\.?/?([\w.-]+)/?(?=\s|$|[;&|])")
-_NAMES_VERL = re.compile(r"(?<![\w-])verl(?![\w-])")  # a path or URL that names verl (not verl-agent, my_verl)
-_SETUP_SCRIPT = re.compile(r"(install|setup|deploy|env|requirements|docker)", re.IGNORECASE)
 _NAME = r"([A-Za-z_][A-Za-z0-9_]*)"
 # in a README: `export NAME=...`, `NAME=... bash x.sh` (a command's environment)
 _DOC_ASSIGNED = re.compile(rf"(?:\bexport\s+{_NAME}=|(?:^|[\s`$]){_NAME}=\S*\s+(?:bash|sh|\./|source)\b)")
@@ -113,7 +91,8 @@ class Repository:
 
     def __init__(self, root: str):
         self.root = root
-        self._verl: ProjectVerl | None | bool = False  # False: not asked yet
+        self._walk: Walk | None = None
+        self._installs: list | None = None
         self._scripts: list | None = None
         self.files_read: dict[str, str | None] = {}  # every file read or looked for: path -> digest or None
 
@@ -133,16 +112,26 @@ class Repository:
         return digest is not None
 
     # ---- its own modules ----------------------------------------------------------------
-    def module_file(self, module: str) -> str | None:
-        """The file `python3 -m module` runs from the root when the module is the project's
-        (`pkg.mod` -> pkg/mod.py or pkg/mod/__main__.py under the root); None otherwise."""
+    def module_file(self, module: str, folders: tuple = ()) -> str | None:
+        """The file `python3 -m module` runs when the module is the project's (`pkg.mod` ->
+        pkg/mod.py or pkg/mod/__main__.py), looked for in `folders` (where the launch runs),
+        else under the root; None otherwise. `recipe.X.Y` in a repository that is verl's recipe
+        tree (no `recipe/` folder in it, its own X/Y.py: the repository is meant to sit at
+        verl/recipe) is that X/Y.py."""
         parts = module.split(".")
         if not all(p.isidentifier() for p in parts):
             return None
-        base = os.path.join(self.root, *parts)
-        for candidate in (base + ".py", os.path.join(base, "__main__.py")):
-            if self.exists(candidate):
-                return candidate
+        for folder in (*folders, self.root):
+            base = os.path.join(folder, *parts)
+            for candidate in (base + ".py", os.path.join(base, "__main__.py")):
+                if self.exists(candidate):
+                    return candidate
+        if parts[0] == "recipe" and len(parts) > 1 and not os.path.isdir(os.path.join(self.root, "recipe")):
+            base = os.path.join(self.root, *parts[1:])
+            if self.exists(os.path.join(self.root, parts[1], "__init__.py")) or self.exists(base + ".py"):
+                for candidate in (base + ".py", os.path.join(base, "__main__.py")):
+                    if self.exists(candidate):
+                        return candidate
         return None
 
     def script_file(self, path: str, script_dir: str) -> str | None:
@@ -164,85 +153,60 @@ class Repository:
         folder = os.path.join(self.root, *parts)
         return folder if os.path.isdir(folder) else None
 
-    # ---- its verl -----------------------------------------------------------------------
-    @property
-    def verl(self) -> ProjectVerl | None:
-        """Where the project's verl comes from (module docstring), or None: it carries and
-        pins none."""
-        if self._verl is False:
-            self._verl = self._find_verl()
-        return self._verl
+    # ---- the verl it holds, installs and pins ----------------------------------------------
+    def walk(self) -> Walk:
+        """What the repository's folders hold that tells of its verl (walk_repository), once. A
+        result that rests on it depends on what the walk and the statements it reads found
+        (STATEMENTS: a page edited elsewhere re-checks nothing)."""
+        if self._walk is None:
+            self._walk = walk_repository(self.root)
+            self.files_read[STATEMENTS + self.root] = statements_digest(self.root, self._walk)
+        return self._walk
 
-    def _find_verl(self) -> ProjectVerl | None:
-        at_root = os.path.join(self.root, "verl")
-        if self.exists(os.path.join(at_root, "__init__.py")):
-            return ProjectVerl("vendored, verl", package=at_root)
-        for folder, how in self._checkouts():
-            package = os.path.join(folder, "verl")
-            rel = os.path.relpath(package, self.root)
-            if self.exists(os.path.join(package, "__init__.py")):
-                return ProjectVerl(f"{how}, {rel}", package=package)
-            if how.startswith("git submodule"):
-                missing = f"verl is the git submodule {os.path.relpath(folder, self.root)}, not checked out here"
-                return ProjectVerl(how, missing=f"{missing} (git submodule update --init)")
-            if _NAMES_VERL.search(rel := os.path.relpath(folder, self.root)):  # `pip install -e ./verl`, not cloned here
-                missing = f"verl is {rel}/, {how} with pip install -e, and {rel}/verl is not here"
-                return ProjectVerl(how, missing=f"{missing} (clone it there, or give --verl-config)")
-        pins = self.pins()
-        releases = [p for p in pins if p.version]
-        if releases:
-            first = releases[0]
-            others = sorted({p.version for p in releases if p.version != first.version})
-            also = f"; {', '.join(others)} elsewhere" if others else ""
-            refs = [p for p in pins if p.ref]
-            if refs:
-                also += f"; a git reference of verl in {refs[0].where(self.root)}"
-            return ProjectVerl(f"pinned, {first.where(self.root)}{also}", pin=first)
-        refs = [p for p in pins if p.ref]
-        if refs:
-            return ProjectVerl(f"pinned, {refs[0].where(self.root)}", pin=refs[0])
-        return None
+    def holds_verl(self, folder: str) -> str | None:
+        """The `verl` package folder `import verl` finds in `folder` (a regular package: its
+        `__init__.py`), kept in files_read; None where there is none."""
+        package = os.path.join(folder, "verl")
+        return package if self.exists(os.path.join(package, "__init__.py")) else None
 
-    def _checkouts(self) -> list[tuple[str, str]]:
-        """Folders of the project that hold a checkout of verl: its git submodules first (as
-        .gitmodules lists them), then the folders its setup installs with `pip install -e`."""
-        out: list[tuple[str, str]] = []
+    def submodules(self) -> list[tuple[str, str, str]]:
+        """(folder, path, url) of each git submodule of the repository (`.gitmodules`)."""
+        out = []
         for path, url in _submodules(self.text(os.path.join(self.root, ".gitmodules")) or ""):
             folder = os.path.normpath(os.path.join(self.root, path))
-            # a submodule not checked out is taken for verl only where its path or URL says so
-            named = _NAMES_VERL.search(f"{path} {url}") is not None
-            if folder.startswith(self.root + os.sep) and (named or os.path.isdir(os.path.join(folder, "verl"))):
-                out.append((folder, f"git submodule {path}"))
-        for script in self._setup_files():
-            for m in _EDITABLE.finditer(self.text(script) or ""):
-                folder = os.path.normpath(os.path.join(self.root, m.group(1)))
-                if folder.startswith(self.root + os.sep) and all(f != folder for f, _ in out):
-                    out.append((folder, f"installed by {os.path.relpath(script, self.root)}"))
+            if folder.startswith(self.root + os.sep):
+                out.append((folder, path, url))
         return out
 
-    def _setup_files(self) -> list[str]:
-        """The files that install the project's dependencies: its requirements files, pyproject,
-        setup.py and setup.cfg at the root, and the shell scripts and Dockerfiles at the root and
-        in its scripts/ and docker/ folders whose names say they install or set up."""
-        out = []
-        for folder in (self.root, os.path.join(self.root, "scripts"), os.path.join(self.root, "docker")):
-            try:
-                names = sorted(os.listdir(folder))
-            except OSError:
-                continue
-            for name in names:
-                path = os.path.join(folder, name)
-                if folder == self.root and (
-                    name in ("pyproject.toml", "setup.py", "setup.cfg")
-                    or name.startswith("requirements")
-                    and name.endswith(".txt")
-                ):
-                    out.append(path)
-                elif name.startswith("Dockerfile") or name.endswith(".Dockerfile"):
-                    out.append(path)
-                elif name.endswith(".sh") and _SETUP_SCRIPT.search(name):
-                    out.append(path)
-        return [p for p in out if os.path.isfile(p)]
+    def installs(self) -> list[Install]:
+        """Every folder of the repository its setup installs with pip (`pip install -e verl`,
+        `cd luffy/verl && pip install -e .`, `uv pip install -e ./x`, `pip install ./x`): read
+        from its setup files and scripts and its Markdown pages (walk_repository), a `cd`
+        followed as the commands run (a page's fenced block, a script, from the folder the
+        file is in, else from the root), each with the folder it speaks for (`scope`)."""
+        if self._installs is None:
+            found: list[Install] = []
+            for path in (*self.walk().pin_files, *self.walk().documents):
+                found.extend(_installs_in(_page(path), path, self.root))
+            self._installs = found
+        return self._installs
+
+    def pins(self) -> list[Pin]:
+        """Every verl release or git reference the repository's files ask for, in the order
+        walk_repository lists them: `verl==X` and `verl @ git+...@REF` in requirements files,
+        pyproject, setup.py, setup scripts, Dockerfiles and the `pip install` lines of its
+        pages; a `git clone .../verl` then `git checkout REF`; REQUIRED_VERL.txt's `TAG=` and
+        `VERL_COMMIT=`."""
+        out: list[Pin] = []
+        for path in (*self.walk().pin_files, *self.walk().documents):
+            out.extend(_pins_in(_page(path), path, self.root))
+        return out
+
+    def scope_of(self, path: str) -> str:
+        """The folder a file of setup or documentation speaks for: its own, or, for a file in a
+        documentation or setup folder (docs/, scripts/, docker/, assets/, .github/), the folder
+        above that one."""
+        return scope_of(path, self.root)
 
     # ---- the inputs its scripts take from the environment ----------------------------------
     def documented_inputs(self, script_path: str, read=None) -> dict[str, str]:
@@ -288,7 +252,8 @@ class Repository:
         workflows = os.path.join(self.root, ".github", "workflows")
         out = [os.path.join(workflows, n) for n in _listing(workflows)]
         out += [os.path.join(self.root, n) for n in (".env", ".gitlab-ci.yml", "Dockerfile")]
-        out += [p for p in self._setup_files() if "Dockerfile" in os.path.basename(p)]
+        dockerfiles = [p for p in self.walk().pin_files if "dockerfile" in os.path.basename(p).lower()]
+        out += [p for p in dockerfiles if p not in out and self.scope_of(p) == self.root]
         return [p for p in out if os.path.isfile(p)][:_MAX_FILES]
 
     def _shell_scripts(self) -> list[str]:
@@ -313,26 +278,6 @@ class Repository:
             for n in _listing(folder)
             if not n.startswith(".") and os.path.isdir(os.path.join(folder, n))
         ]
-
-    def pins(self) -> list[Pin]:
-        """Every verl the project's setup files ask for (`_setup_files`), in their order."""
-        out: list[Pin] = []
-        for path in self._setup_files():
-            text = self.text(path) or ""
-            cloned = False
-            for number, line in enumerate(text.splitlines(), start=1):
-                code = line.split("#", 1)[0] if not path.endswith(".toml") else line
-                if _CLONE.search(code):
-                    cloned = True
-                for m in _RELEASE.finditer(code):
-                    out.append(Pin(path, number, version=m.group(1)))
-                for m in _GIT.finditer(code):
-                    out.append(Pin(path, number, ref=m.group(1)))
-                m = _CHECKOUT.search(code)
-                if cloned and m:
-                    out.append(Pin(path, number, ref=m.group(1)))
-        return out
-
 
 def _submodules(text: str) -> list[tuple[str, str]]:
     """(path, url) of each `[submodule ...]` section of a .gitmodules file."""

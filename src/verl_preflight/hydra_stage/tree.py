@@ -20,10 +20,10 @@ import warnings
 from collections import defaultdict
 from dataclasses import dataclass
 
-from ..core.config_location import TREE_DEPENDENCY, entry_root, found, from_dir, tree_hash
+from ..core.config_location import TREE_DEPENDENCY, entry_root, found, tree_hash
 from ..core.repository import Repositories, root_of
 from ..store import queries
-from ..store.dependencies import hydra_versions, looked_for, read_source
+from ..store.dependencies import hydra_versions, read_source
 from ..store.session import memo
 
 
@@ -38,6 +38,8 @@ class ConfigSource:
     missing: str | None = None  # the project's verl is not at hand here: why (its launches are not checked)
 
     def describe(self) -> str:
+        if self.verl_version is None and self.missing:  # (not at hand: `how` says which verl it is)
+            return f"verl ({self.origin})"
         return f"verl {self.verl_version or '(version not known)'} ({self.origin})"
 
     def as_json(self) -> dict:
@@ -57,10 +59,6 @@ def locate(explicit: str | None) -> ConfigSource:
     return ConfigSource(*found(explicit))
 
 
-def _from_dir(path: str, origin: str) -> ConfigSource:
-    return ConfigSource(*from_dir(path, origin))
-
-
 def _project_folders(script_path: str):
     """The script's folder and those above it, up to its repository's root (repository.root_of):
     where `python3 -m` run from the project finds its packages."""
@@ -74,73 +72,22 @@ def _project_folders(script_path: str):
         cur = parent
 
 
-def vendored(script_path: str, module: str) -> ConfigSource | None:
-    """The verl a launch of `module` from this script runs when the script sits in a project that
-    holds a verl package: `python3 -m verl.X` run from the project's root imports the `verl/` there
-    before any installed one (`python3 -m myproj.verl.X`: the `myproj/verl/` there). Looked for in
-    the script's folder and the folders above it, up to the repository root (a folder with .git)."""
-    if script_path == "-":
-        return None
-    inner = in_verl(module)
-    if inner is None:
-        return None
-    prefix = module[: -len(inner)].rstrip(".").split(".") if module != inner else []
-    for cur in _project_folders(script_path):
-        package = os.path.join(cur, *prefix, "verl")
-        config = os.path.join(package, "trainer", "config")
-        if looked_for(os.path.join(config, "ppo_trainer.yaml")):  # (a copy put there later re-checks)
-            rel = os.path.relpath(package)
-            shown = os.path.join(os.path.basename(os.path.dirname(package)), "verl") if rel.startswith("..") else rel
-            return _from_dir(config, f"vendored, {shown}")
-    return None
+def _of_recipe_tree(module: str, root: str, folders: tuple) -> bool:
+    """`recipe.X.Y` launched where no `recipe/` folder is (a repository that is verl's recipe
+    tree, meant to sit at verl/recipe: repository.module_file finds its own X/Y.py)."""
+    return module.startswith("recipe.") and not any(os.path.isdir(os.path.join(f, "recipe")) for f in (*folders, root))
 
 
-def _source_of(repo, release) -> ConfigSource | None:
-    """The ConfigSource of the verl a repository carries or pins (repository.Repository.verl),
-    None when it has none. A pinned release is fetched with `release`; what cannot be had here
-    (a submodule not checked out, a git reference, a release pip cannot get) is a source with
-    `missing` set: its launches are not checked, and the report says why."""
-    found = repo.verl
-    if found is None:
-        return None
-    if found.missing:
-        return ConfigSource("", None, None, found.how, missing=found.missing)
-    if found.package is not None:
-        from ..core.config_location import version_file
-
-        config = os.path.join(found.package, "trainer", "config")
-        return ConfigSource(os.path.abspath(config), version_file(found.package), found.package, found.how)
-    pin = found.pin
-    if pin.version is None:
-        why = (
-            f"the project installs verl at {pin.ref} ({found.how}), not a release: that verl is not at hand here "
-            "(--verl-config DIR or --verl VERSION names one)"
-        )
-        return ConfigSource("", None, None, found.how, missing=why)
-    from ..core.config_location import ConfigTreeError
-
-    try:
-        if release is None:
-            raise ConfigTreeError("releases are not fetched in this run")
-        fetched = release(pin.version)
-    except ConfigTreeError as err:
-        why = f"the project's verl {pin.version} ({found.how}) is not at hand here: {err}"
-        return ConfigSource("", pin.version, None, found.how, missing=why)
-    from dataclasses import replace
-
-    return replace(fetched, origin=f"{found.how}: the release's wheel")
-
-
-def _app_of(repo, script_path: str, module: str):
+def _app_of(repo, script_path: str, module: str, folders: tuple = ()) -> tuple:
     from ..sources.hydra_app import hydra_app
 
     if module.endswith(".py"):
         path = repo.script_file(module, os.path.dirname(os.path.abspath(script_path)))
     else:
-        path = repo.module_file(module)
+        path = repo.module_file(module, folders)
     if path is None:
-        return None
-    return hydra_app(path, repo.text, repo.module_file)  # (read and kept by the repository: repository.py)
+        return None, None
+    return path, hydra_app(path, repo.text, repo.module_file)  # (read and kept by the repository: repository.py)
 
 
 def project_holds(script_path: str, package: str) -> bool:
@@ -829,10 +776,9 @@ class ConfigCaches:
     def begin_check(self) -> None:
         """Forget what was found of the scripts' projects (their verl, their entry modules): a
         long-lived process (the language server) asks again for each check, files may have changed."""
-        self._vendored: dict[tuple, ConfigSource | None] = {}
         self.repositories = Repositories()
-        self._projects: dict[str, ConfigSource | None] = {}
-        self._apps: dict[tuple, object] = {}
+        self._apps: dict[tuple, tuple] = {}
+        self.choice = None  # the run's target.launch_verl.Choice (made by the pipeline): what it decided
 
     def forget_changed_trees(self) -> bool:
         """Make anew the config cache of every tree whose files changed since it was made (the
@@ -850,36 +796,18 @@ class ConfigCaches:
                 self.main = fresh
         return changed
 
-    def source_for(self, script_path: str, module: str) -> ConfigSource:
-        """The verl a launch runs: the run's when it names one; else, for a verl module, a copy
-        vendored beside the script (`vendored`); else the verl the script's repository carries or
-        pins (repository.Repository.verl); else the installed one (the run's)."""
-        if self.explicit:
-            return self.main.source
-        if in_verl(module) is not None:
-            key = (os.path.dirname(os.path.abspath(script_path)), module)
-            if key not in self._vendored:
-                self._vendored[key] = vendored(script_path, module)
-            if self._vendored[key] is not None:
-                return self._vendored[key]
+    def project_module(self, script_path: str, module: str, folders: tuple = ()) -> tuple:
+        """(file, HydraApp or None) of a module or Python file of the script's project that a
+        launch runs (`python3 -m myproj.main`, `python train.py`, a recipe of a repository that
+        is verl's recipe tree), looked for in `folders` (where the launch runs) else from the
+        repository's root; (None, None) when it is none of the project's (a module of verl's).
+        The app is None where the module runs no Hydra app (an argparse program)."""
         repo = self.repositories.of(script_path)
-        return (self._project_source(repo) if repo is not None else None) or self.main.source
-
-    def _project_source(self, repo) -> ConfigSource | None:
-        if repo.root not in self._projects:
-            self._projects[repo.root] = _source_of(repo, self.release)
-        return self._projects[repo.root]
-
-    def app_for(self, script_path: str, module: str):
-        """The Hydra app (sources.hydra_app.HydraApp) of a module or Python file of the script's
-        project that a launch runs (`python3 -m myproj.main`, `python train.py`); None when it is
-        no module of the project or runs no Hydra app."""
-        repo = self.repositories.of(script_path)
-        if repo is None or in_verl(module) is not None:
-            return None
-        key = (repo.root, os.path.dirname(os.path.abspath(script_path)), module)
+        if repo is None or in_verl(module) is not None and not _of_recipe_tree(module, repo.root, folders):
+            return None, None
+        key = (repo.root, os.path.dirname(os.path.abspath(script_path)), module, folders)
         if key not in self._apps:
-            self._apps[key] = _app_of(repo, script_path, module)
+            self._apps[key] = _app_of(repo, script_path, module, folders)
         return self._apps[key]
 
     @staticmethod

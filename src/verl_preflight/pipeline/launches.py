@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from ..core.values import Loc
 from ..hydra_stage.problems import HydraKind, LaunchProblem
 from ..hydra_stage.tree import in_verl
+from ..shell.directory import joined, start_directory
 from ..shell.words import Field, join_pieces
 
 _PYTHON = re.compile(r"^(python[0-9.]*|pypy[0-9.]*|torchrun)$")
@@ -112,7 +113,11 @@ def find_entry(argv: list[Field], project_entry=None) -> int | None:
 
 
 def _is_entry(module: str, project_entry) -> bool:
-    return in_verl(module) is not None or (project_entry is not None and bool(module) and project_entry(module))
+    """A module `python3 -m` runs as a launch: a Hydra app of the project's (`project_entry`:
+    True), not a module of the project's that is none (False: an argparse program of a recipe
+    tree, `recipe.r1.data_process`), else a module of verl's."""
+    own = project_entry(module) if project_entry is not None and module else None
+    return own if own is not None else in_verl(module) is not None
 
 
 def _program_at(argv: list[Field], python_at: int) -> int | None:
@@ -144,8 +149,52 @@ def launch_of(argv: list[Field], loc: Loc, last_word: str = "", environment=None
     entry = find_entry(argv, project_entry)
     if entry is None:
         return None
+    return Launch(loc, argv, entry, last_word, launch_environment(argv, environment, entry))
+
+
+def launch_environment(argv: list[Field], environment=None, upto: int | None = None) -> dict:
+    """The environment the program a command starts gets (name -> Field): the exported variables
+    (`environment()`), changed by the words before it (`env X=1`, `env -C DIR`, `sudo`, `ray job
+    submit --working-dir DIR`); PWD is where it runs (shell.directory). `upto`: the program's
+    word (default: the first that starts Python)."""
+    if upto is None:
+        upto = next((i for i, f in enumerate(argv) if f.value is not None and _runs_python(f.value)), len(argv))
     env = dict(environment()) if environment is not None else {}
-    return Launch(loc, argv, entry, last_word, _env_commands(argv[:entry], env))
+    return _ray_working_dir(argv[:upto], _env_commands(argv[:upto], env))
+
+
+def _ray_working_dir(words: list[Field], env: dict) -> dict:
+    """`ray job submit --working-dir DIR -- python3 -m X` (or `--runtime-env-json` with a
+    `working_dir`): Ray runs the entrypoint in that folder (its copy of it), so it is the
+    launch's working directory (PWD), from where `ray job submit` ran."""
+    values = [f.value for f in words]
+    if "ray" not in {os.path.basename(v) for v in values if v} or "submit" not in values:
+        return env
+    folder = None
+    for i, f in enumerate(words):
+        head = f.pieces[0] if f.pieces and isinstance(f.pieces[0], str) else ""
+        if f.value == "--working-dir" and i + 1 < len(words):
+            folder = words[i + 1]
+        elif head.startswith("--working-dir="):
+            folder = _after_equals(f)
+        elif f.value in ("--runtime-env-json",) and i + 1 < len(words) and words[i + 1].value:
+            folder = _json_working_dir(words[i + 1]) or folder
+        elif head.startswith("--runtime-env-json=") and f.value:
+            folder = _json_working_dir(_after_equals(f)) or folder
+    if folder is None:
+        return env
+    return {**env, "PWD": joined(env.get("PWD") or start_directory(), folder)}
+
+
+def _json_working_dir(word: Field) -> Field | None:
+    import json
+
+    try:
+        data = json.loads(word.value or "")
+    except ValueError:
+        return None
+    found = data.get("working_dir") if isinstance(data, dict) else None
+    return Field.of(found, word.loc) if isinstance(found, str) and found else None
 
 
 def other_program(argv: list[Field], project_entry=None) -> str | None:
@@ -203,7 +252,11 @@ def _env_commands(words: list[Field], env: dict) -> dict:
             elif w in ("-u", "--unset", "-C", "--chdir"):
                 if w in ("-u", "--unset") and i + 1 < len(words) and words[i + 1].value:
                     out.pop(words[i + 1].value, None)
+                elif i + 1 < len(words):  # `env -C DIR`: the command runs in DIR
+                    out["PWD"] = joined(out.get("PWD") or start_directory(), words[i + 1])
                 i += 1
+            elif w is not None and w.startswith("--chdir="):
+                out["PWD"] = joined(out.get("PWD") or start_directory(), _after_equals(words[i]))
             elif w is not None and w.startswith(("--unset=", "-u")):
                 out.pop(w.split("=", 1)[1] if w.startswith("--") else w[2:], None)
             elif head.startswith("-"):

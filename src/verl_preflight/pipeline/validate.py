@@ -31,8 +31,17 @@ from ..shell.words import Field
 from ..store.dependencies import sources_entry
 from ..target.config_folder import project_root, search_of
 from ..target.launch_target import Forced, ScriptSignals, decide
+from ..target.launch_verl import Choice
 from . import fix, suppressions
-from .launches import LaunchSpec, collapse_key, launch_of, other_program, read_launch, wrapped_script
+from .launches import (
+    LaunchSpec,
+    collapse_key,
+    launch_environment,
+    launch_of,
+    other_program,
+    read_launch,
+    wrapped_script,
+)
 from .options import Options  # noqa: F401  (validate.Options: the options every script is checked with)
 from .reach import why_no_launch, why_unchecked
 from .results import LaunchResult, ProfileResult, ScriptResult
@@ -103,10 +112,14 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
 
     runs: dict = {}  # (program, kind) -> [Loc]: what the script runs that might hold a launch (reach.NoLaunch)
 
-    def project_entry(module: str) -> bool:  # a module or file of the script's project that runs a Hydra app
-        return caches is not None and caches.app_for(path, module) is not None
-
     def on_command(argv, loc, last_word="", environment=None):
+        def project_entry(module: str) -> bool | None:  # launches._is_entry: the project's Hydra app or not
+            if caches is None:
+                return None
+            folders = _start_folders(launch_environment(argv, environment), path)
+            file, app = caches.project_module(path, module, folders)
+            return (app is not None) if file is not None else None
+
         launch = launch_of(argv, loc, last_word, environment, project_entry)
         program = other_program(argv, project_entry) if launch is None else None
         if program is not None:
@@ -271,8 +284,8 @@ def _check_launch(launch, profile, caches, opts: Options, script_facts, read_fil
     policy rules over its view. (LaunchResult, fix.LaunchFindings)."""
     signals, forced, path = script_facts  # path: the script checked (the launch may be in a file it runs)
     spec = read_launch(launch)
-    spec.app = caches.app_for(path, spec.module) if caches is not None else None
-    source = caches.source_for(path, spec.module) if caches is not None else None
+    spec.app = caches.project_module(path, spec.module, _start_folders(spec.env, path))[1] if caches is not None else None
+    source = _verl_of(caches, spec, path) if caches is not None else None
     root = project_root(path, source)
     config_name = config_name_of(spec, source)
     search = search_of(spec, source, root, config_name)
@@ -298,6 +311,28 @@ def _check_launch(launch, profile, caches, opts: Options, script_facts, read_fil
     unchecked = _why_not_composed(spec, config_name, caches, source, search)
     result = LaunchResult(spec.loc.line, spec.module, config_name, overrides, spec, target, unchecked)
     return result, this
+
+
+def _start_folders(env: dict, path: str) -> tuple:
+    """The folder a launch runs in, where the script's `cd` (or `ray job submit --working-dir`)
+    names one that is here: its modules are found there first (shell.directory); () otherwise
+    (the repository root and the script's folder, as the project's scripts are run)."""
+    cwd = env.get("PWD")
+    if cwd is None or path == "-":
+        return ()
+    from ..core.repository import root_of
+    from ..shell.directory import resolved
+
+    where = resolved(cwd, root_of(path) or os.path.dirname(os.path.abspath(path)))
+    return (where,) if where is not None and os.path.isdir(where) else ()
+
+
+def _verl_of(caches: ConfigCaches, spec, path: str):
+    """The verl the launch imports (target.launch_verl), decided once a run for each place."""
+    if caches.choice is None or caches.choice.main is not caches.main.source:
+        caches.choice = Choice(caches.main.source, caches.explicit, caches.release)
+    repo = caches.repositories.of(path) if path != "-" else None
+    return caches.choice.decide(spec, path, repo)
 
 
 def _how_to_give(spec) -> str:

@@ -427,4 +427,7 @@ BUILTINS = {
     "readarray": ("builtins", "b_read"),
     "printf": ("builtins", "b_printf"),
     "getopts": ("builtins", "b_getopts"),
+    "cd": ("directory", "b_cd"),
+    "pushd": ("directory", "b_pushd"),
+    "popd": ("directory", "b_popd"),
 }

@@ -20,6 +20,7 @@ from .assign import Variables
 from .builtins import BUILTINS, Builtins, Declarations
 from .commands import Commands
 from .conditions import TestCommands
+from .directory import WorkingDirectory
 from .errors import ArithFailure
 from .expand import Expander
 from .flow import Cases, ControlFlow, Loops
@@ -227,6 +228,7 @@ class Interpreter:
         self.commands = Commands(self)
         self.builtins = Builtins(self)
         self.declarations = Declarations(self)
+        self.directory = WorkingDirectory(self)
         parts = (
             self.flow,
             self.loops,

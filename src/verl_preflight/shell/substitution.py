@@ -15,6 +15,7 @@ import os
 import posixpath
 from typing import TYPE_CHECKING
 
+from .directory import start_directory
 from .errors import ArithFailure, ShellExit
 from .limits import MAX_VALUE_CHARS, OverBound, meter, value_too_long
 from .state import elements_of
@@ -180,8 +181,11 @@ class CommandOutput:
             cwd[0] = self._cd_target(args[0].value, cwd[0], st)
             return True
         if name == "pwd":
-            if cwd[0] is None:
-                raise _NotStatic
+            if cwd[0] is None:  # no `cd` in the substitution: the script's directory (shell.directory)
+                var = st.vars.get("PWD")
+                value = var.value if var is not None and isinstance(var.value, Field) else start_directory()
+                out.extend((*value.pieces, "\n"))
+                return True
             out.append(cwd[0] + "\n")
             return True
         raise _NotStatic

@@ -40,7 +40,9 @@ PINS = "[pin files in]"  # + a folder: which requirements files and Dockerfiles 
 UNPARSED = "[unparsed]"  # + a module: its bytes, which ast.parse gave up on (the report names it)
 SOURCES = "sources:"  # + every source a session read (os.pathsep): their digests, as one
 MENTIONING = "[python files mentioning]"  # + words ("|"), "\0", a folder: which files below it spell one
-KINDS = (LISTING, PINS, UNPARSED, MENTIONING, TREE_DEPENDENCY, SOURCES)  # (TREE_DEPENDENCY: a config tree's content)
+STATEMENTS = "[verl folders in]"  # + a repository's root: what it holds, installs, pins of verl (setup_statements)
+
+KINDS = (LISTING, PINS, UNPARSED, MENTIONING, STATEMENTS, TREE_DEPENDENCY, SOURCES)  # (TREE: a config tree's content)
 
 
 def kind_of(dependency: str) -> tuple[str, str]:
@@ -230,6 +232,10 @@ def digest_of(dependency: str) -> str | None:
         return _names_digest(stack_names(subject))
     if kind == MENTIONING:
         return _mentioning_now(dependency)
+    if kind == STATEMENTS:
+        from ..core.setup_statements import statements_digest
+
+        return statements_digest(subject) if os.path.isdir(subject) else None
     return file_digest(subject)  # (FILE, UNPARSED: the module's bytes)
 
 

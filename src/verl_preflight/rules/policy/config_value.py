@@ -22,6 +22,7 @@ it is an info that says so. One finding per key, the earliest verl would hit.
 from __future__ import annotations
 
 import difflib
+import os
 
 from ...hydra_stage.tree import in_verl
 from ...sources.verl_registries import FIRST_STEP, PHASES, SITES, START, names_user_module, read_sources
@@ -181,8 +182,9 @@ class ConfigValue(Rule):
                 continue
             if signal is None:
                 signal = _extension(view, sources) or ""
-            message = _message(view, result, signal, setting)
-            out.append(self.finding(setting.loc, message, setting.key, at_most="info" if signal else None))
+            here = signal or _own_code_spelling(view, result.value) or ""
+            message = _message(view, result, here, setting)
+            out.append(self.finding(setting.loc, message, setting.key, at_most="info" if here else None))
         return out
 
 
@@ -293,6 +295,35 @@ def _extension(view, sources) -> str | None:
     return None
 
 
+_OWN_MODULES = 200  # modules of an entry's own folder read at most
+
+
+def _own_code_spelling(view, value) -> str | None:
+    """The entry module's own code where it spells the value (`'grpo_split'`), as `the code of
+    the entry's folder (mix_src/mix_trainer.py:180)`: a fork's entry (LUFFY's
+    verl.mix_src.main_mix_ppo) builds its own trainer, which handles values verl's does not;
+    the check of verl's trainer does not follow it. None where none of the modules of the
+    entry's folder spells it."""
+    from ...hydra_stage.tree import module_dir
+    from ...store.dependencies import read_source
+
+    if not isinstance(value, str) or not value or view.source is None:
+        return None
+    folder = module_dir(view.source, view.spec.module or "")
+    if folder is None or not os.path.isdir(folder):
+        return None
+    quoted = (f"'{value}'", f'"{value}"')
+    for name in sorted(os.listdir(folder))[:_OWN_MODULES]:
+        if not name.endswith(".py"):
+            continue
+        text = read_source(os.path.join(folder, name), errors="replace") or ""
+        for number, line in enumerate(text.splitlines(), start=1):
+            if any(q in line for q in quoted):
+                where = os.path.join(os.path.basename(folder), name)
+                return f"the code of the entry's own folder ({where}:{number}, which verl's check does not follow)"
+    return None
+
+
 def _message(view, result, signal: str, setting) -> str:
     check = result.check
     version = view.verl_version
@@ -316,5 +347,6 @@ def _message(view, result, signal: str, setting) -> str:
     fails = f"{where} raises {check.error} {when}"
     tail = f" ({listed})" if listed and not hint else ""  # the hint is the fix; else what there is
     if signal:
-        return f"{head} {what}{hint}: {signal} may register it at run time, else {fails}{tail}"
+        may = "may handle it" if signal.startswith("the code of the entry's") else "may register it at run time"
+        return f"{head} {what}{hint}: {signal} {may}, else {fails}{tail}"
     return f"{head} {what}{hint}: {fails}{tail}"

@@ -1,0 +1,282 @@
+"""The verl a launch imports, resolved as Python would (issue 55): target/launch_verl.py.
+
+Each test builds, in a folder of its own, a layout seen in a public project built on verl (a
+fork in a subfolder that the README installs and the script `cd`s into, a verl checkout at the
+root installed from the docs, verl's recipe repository with a REQUIRED_VERL.txt per recipe,
+`ray job submit --working-dir`, two subprojects with a fork each, PYTHONPATH set by the script)
+and runs the command as a user runs it, from the repository's root with no flags.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+from conftest import ROOT
+
+from verl_preflight.app.cli import main
+
+# a key every verl config tree here has, and that the copies below drop (so that a launch that
+# sets it is refused by that copy and by nothing else)
+KEY = "trainer.total_epochs=2"
+LAUNCH_ARGS = (
+    "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1"
+)
+HYDRA_APP = """\
+import hydra
+
+
+@hydra.main(config_path="{path}", config_name="{name}", version_base=None)
+def main(config):
+    pass
+"""
+EXTENDS_VERL = "hydra:\n  searchpath:\n    - pkg://verl/trainer/config\n\ndefaults:\n  - ppo_trainer\n  - _self_\n"
+
+
+def _report(capsys, *args, cwd=None) -> tuple[int, dict]:
+    here = os.getcwd()
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        code = main(["--no-cache", "--format", "json", *map(str, args)])
+    finally:
+        os.chdir(here)
+    return code, json.loads(capsys.readouterr().out)
+
+
+def _launches(doc: dict) -> list[dict]:
+    return [la for s in doc["scripts"] for p in s["profiles"] for la in p["launches"]]
+
+
+def _verls(doc: dict) -> set:
+    return {(la["target"]["verl"]["origin"], la["target"]["verl"]["version"]) for la in _launches(doc)}
+
+
+def _rules(doc: dict) -> list:
+    return sorted((os.path.basename(f["path"]), f["line"], f["rule"]) for f in doc["findings"])
+
+
+def _installed_tree() -> str:
+    from verl_preflight.core.config_location import installed_root
+
+    return os.path.join(installed_root(), "trainer", "config")
+
+
+def _verl(holder, version: str):
+    """A verl package in `holder` (holder/verl: `__init__.py`, its config tree without
+    trainer.total_epochs, its version file) beside a setup.py, as a checkout of verl has it."""
+    package = holder / "verl"
+    shutil.copytree(_installed_tree(), package / "trainer" / "config")
+    (package / "__init__.py").write_text("")
+    (package / "version").mkdir()
+    (package / "version" / "version").write_text(version + "\n")
+    (holder / "setup.py").write_text("")
+    yaml = package / "trainer" / "config" / "ppo_trainer.yaml"
+    yaml.write_text(yaml.read_text().replace("  total_epochs:", "  total_epoch_count:", 1))
+    return package
+
+
+def _repo(tmp_path, name="proj"):
+    root = tmp_path / name
+    (root / ".git").mkdir(parents=True)
+    return root
+
+
+def _write(path, text: str):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def _wheels() -> str:
+    wheels = os.path.join(ROOT, ".venv", "wheels")
+    if not os.path.isfile(os.path.join(wheels, "verl-0.8.0-py3-none-any.whl")):
+        pytest.skip("make has not downloaded the verl wheels (.venv/wheels)")
+    return wheels
+
+
+# ---- the working directory of the launch --------------------------------------------------------
+
+
+def test_a_fork_the_readme_installs_in_a_subfolder_and_the_script_cds_into(tmp_path, capsys):
+    """ElliottYan/LUFFY: the README installs luffy/verl (`cd luffy && pip install -e . && cd verl
+    && pip install -e .`) and the scripts `cd $ROOT/luffy/verl/` before `python3 -m
+    verl.mix_src.main_mix_ppo`, a module only the fork has. It is checked against that fork."""
+    root = _repo(tmp_path, "LUFFY")
+    package = _verl(root / "luffy" / "verl", "0.1")
+    _write(package / "mix_src" / "main_mix_ppo.py", HYDRA_APP.format(path="../trainer/config", name="ppo_trainer"))
+    _write(root / "README.md", "# LUFFY\n\n```bash\ncd luffy\npip install -e .\ncd verl\npip install -e .\n```\n")
+    script = _write(
+        root / "exp_scripts" / "train.sh",
+        f"ROOT=/mnt/somewhere/LUFFY\ncd $ROOT/luffy/verl/\npython3 -m verl.mix_src.main_mix_ppo {LAUNCH_ARGS} {KEY}\n",
+    )
+    code, doc = _report(capsys, script)
+    assert code == 1 and _rules(doc) == [("train.sh", 3, "override-missing-key")]
+    ((origin, version),) = _verls(doc)
+    assert version == "0.1" and origin.endswith("luffy/verl/verl") and "train.sh:2" in origin, origin
+    # with no `cd`, the verl the README installs is the one site-packages holds
+    script.write_text(f"python3 -m verl.mix_src.main_mix_ppo {LAUNCH_ARGS} {KEY}\n")
+    code, doc = _report(capsys, script)
+    assert code == 1 and _verls(doc) == {("installed by README.md:7, luffy/verl/verl", "0.1")}
+
+
+def test_ray_job_submit_runs_the_entry_in_its_working_dir(tmp_path, capsys):
+    """`ray job submit --working-dir ./gkd/megatron -- python3 -m main_gkd`: Ray runs the
+    entrypoint in (a copy of) that folder, whose main_gkd.py is a Hydra app; before, this was
+    "no verl launch"."""
+    root = _repo(tmp_path)
+    folder = root / "gkd" / "megatron"
+    _write(folder / "main_gkd.py", HYDRA_APP.format(path="config", name="gkd_trainer"))
+    _write(folder / "config" / "gkd_trainer.yaml", EXTENDS_VERL)
+    script = _write(
+        root / "gkd" / "run.sh",
+        "ray job submit --address=http://127.0.0.1:8265 --working-dir ./gkd/megatron -- "
+        f"python3 -m main_gkd {LAUNCH_ARGS} trainer.total_epoch=2\n",
+    )
+    code, doc = _report(capsys, script)
+    (launch,) = _launches(doc)
+    assert launch["module"] == "main_gkd" and launch["config_name"] == "gkd_trainer"
+    assert code == 1 and _rules(doc) == [("run.sh", 1, "override-missing-key")]
+
+
+def test_pythonpath_the_script_exports_comes_before_site_packages(tmp_path, capsys):
+    root = _repo(tmp_path)
+    _verl(root / "third_party" / "fork", "0.5.0.dev")
+    script = _write(
+        root / "run.sh",
+        'export PYTHONPATH="$(pwd)/third_party/fork:$PYTHONPATH"\n'
+        f"python3 -m verl.trainer.main_ppo {LAUNCH_ARGS} {KEY}\n",
+    )
+    code, doc = _report(capsys, script, cwd=root)
+    ((origin, version),) = _verls(doc)
+    assert code == 1 and version == "0.5.0.dev" and origin.startswith("PYTHONPATH="), origin
+
+
+# ---- what the repository installs ------------------------------------------------------------
+
+
+def test_a_verl_checkout_at_the_root_that_the_docs_install_runs_under_the_projects_own_entry(tmp_path, capsys):
+    """TIGER-AI-Lab/verl-tool: a whole verl checkout in verl/ (its package verl/verl, version
+    0.7.0.dev), installed by assets/docs/install.md (`uv pip install -e verl`), and the project's
+    own entry `python3 -m verl_tool.trainer.main_ppo`: checked against verl/verl."""
+    root = _repo(tmp_path)
+    _verl(root / "verl", "0.7.0.dev")
+    _write(root / "verl_tool" / "__init__.py", "")
+    _write(root / "verl_tool" / "trainer" / "__init__.py", "")
+    _write(root / "verl_tool" / "trainer" / "main_ppo.py", HYDRA_APP.format(path="config", name="trainer"))
+    _write(root / "verl_tool" / "trainer" / "config" / "trainer.yaml", EXTENDS_VERL)
+    _write(root / "assets" / "docs" / "install.md", "```bash\nuv sync\nuv pip install -e verl\nuv pip install -e .\n```\n")
+    script = _write(root / "examples" / "train.sh", f"python3 -m verl_tool.trainer.main_ppo {LAUNCH_ARGS} {KEY}\n")
+    code, doc = _report(capsys, script)
+    assert code == 1 and _rules(doc) == [("train.sh", 1, "override-missing-key")]
+    assert _verls(doc) == {("installed by assets/docs/install.md:3, verl/verl", "0.7.0.dev")}
+
+
+def test_two_subprojects_each_run_their_own_fork_whatever_else_is_checked(tmp_path, capsys):
+    """A repository of two subprojects, each with its own fork that its own README installs: each
+    script is checked against its subproject's, and the same script gives the same report alone
+    or beside the other."""
+    root = _repo(tmp_path)
+    for name, version in (("alpha", "0.1"), ("beta", "0.2")):
+        _verl(root / name / "verl", version)
+        _write(root / name / "README.md", "```\ncd verl\npip install -e .\n```\n")
+        _write(root / name / "run.sh", f"python3 -m verl.trainer.main_ppo {LAUNCH_ARGS} {KEY}\n")
+    alone = _report(capsys, root / "alpha" / "run.sh")
+    both = _report(capsys, root / "alpha" / "run.sh", root / "beta" / "run.sh")
+    assert _verls(alone[1]) == {("installed by alpha/README.md:3, alpha/verl/verl", "0.1")}
+    assert _verls(both[1]) == {
+        ("installed by alpha/README.md:3, alpha/verl/verl", "0.1"),
+        ("installed by beta/README.md:3, beta/verl/verl", "0.2"),
+    }
+    assert alone[1]["findings"] == [f for f in both[1]["findings"] if "alpha" in f["path"]]
+
+
+def test_a_repository_that_holds_two_verls_and_says_nothing_leaves_the_launch_unchecked(tmp_path, capsys):
+    root = _repo(tmp_path)
+    _verl(root / "forks" / "a", "0.1")
+    _verl(root / "forks" / "b", "0.2")
+    script = _write(root / "run.sh", f"python3 -m verl.trainer.main_ppo {LAUNCH_ARGS} {KEY}\n")
+    code, doc = _report(capsys, script)
+    (launch,) = _launches(doc)
+    assert code == 0 and doc["findings"] == []
+    assert "holds several verls" in launch["unchecked"] and "forks/a/verl, forks/b/verl" in launch["unchecked"]
+    assert not any(origin == "installed" for origin, _ in _verls(doc))
+    # one verl it holds, installed by nothing it says: that one, said so
+    shutil.rmtree(root / "forks" / "b")
+    code, doc = _report(capsys, script)
+    ((origin, version),) = _verls(doc)
+    assert code == 1 and version == "0.1" and origin.startswith("the one verl the repository holds, forks/a/verl")
+
+
+# ---- verl's recipe repository ---------------------------------------------------------------------
+
+
+def test_verls_recipe_repository_runs_each_recipe_against_its_required_verl(tmp_path, capsys, monkeypatch):
+    """verl-project/verl-recipe: the repository is meant to sit at verl/recipe, so `python3 -m
+    recipe.dapo.main_dapo` runs its own dapo/main_dapo.py; each recipe's REQUIRED_VERL.txt says
+    which verl: a tag is that release, a commit is a verl not at hand (unchecked, saying so), and
+    a module that reads its own arguments (`recipe.r1.data_process`) is no launch."""
+    monkeypatch.setenv("VERL_PREFLIGHT_WHEELS", _wheels())
+    root = _repo(tmp_path, "verl-recipe")
+    new_in_091 = "actor_rollout_ref.actor.fsdp_config.turbo_config.distributed.expert_parallel_size=1"
+    for name, required in (
+        ("dapo", "MODE=pinned_tag\nTAG=v0.8.0\nPIP_INSTALL=pip install verl==0.8.0\n"),
+        ("r1", "MODE=rolling\nVERL_COMMIT=bcb638649a50e58494a8ddd92085ad1174f674b8\n"),
+    ):
+        _write(root / name / "__init__.py", "")
+        _write(root / name / f"main_{name}.py", HYDRA_APP.format(path="config", name=f"{name}_trainer"))
+        _write(root / name / "config" / f"{name}_trainer.yaml", EXTENDS_VERL)
+        _write(root / name / "REQUIRED_VERL.txt", required)
+        _write(root / name / "run.sh", f"python3 -m recipe.{name}.main_{name} {LAUNCH_ARGS} {new_in_091}\n")
+    _write(root / "r1" / "data_process.py", "import argparse\nargparse.ArgumentParser().parse_args()\n")
+    _write(root / "r1" / "prepare.sh", "python3 -m recipe.r1.data_process --local_dir ~/data/r1\n")
+    code, doc = _report(capsys, root / "dapo" / "run.sh")
+    assert code == 1 and _rules(doc) == [("run.sh", 1, "override-missing-key")]
+    assert _verls(doc) == {("pinned, dapo/REQUIRED_VERL.txt:2: the release's wheel", "0.8.0")}
+    code, doc = _report(capsys, root / "r1" / "run.sh")
+    (launch,) = _launches(doc)
+    assert code == 0 and "pinned to commit bcb638649a50e58494a8ddd92085ad1174f674b8" in launch["unchecked"]
+    code, doc = _report(capsys, root / "r1" / "prepare.sh")
+    assert code == 0 and _launches(doc) == [] and doc["findings"] == []
+
+
+def test_a_pin_of_the_installed_release_is_the_installed_verl(tmp_path, capsys):
+    """pip finds a `verl==0.9.1` pin already satisfied where 0.9.1 is installed: no fetch."""
+    from verl_preflight.core.config_location import installed_root, installed_version
+
+    version = installed_version(installed_root())
+    root = _repo(tmp_path)
+    _write(root / "requirements.txt", f"verl=={version}\n")
+    script = _write(root / "run.sh", f"python3 -m verl.trainer.main_ppo {LAUNCH_ARGS} trainer.total_epoch=2\n")
+    code, doc = _report(capsys, script)
+    assert code == 1 and _verls(doc) == {(f"pinned, requirements.txt:1: the installed verl {version}", version)}
+
+
+# ---- the project's own code counts ----------------------------------------------------------------
+
+
+def test_a_value_the_forks_own_entry_folder_handles_is_no_error(tmp_path, capsys):
+    """LUFFY's fork handles `algorithm.adv_estimator=grpo_split` in its own trainer (mix_src/),
+    which the launch's entry builds instead of verl's: verl's registry check is not followed
+    there, so the value is an info naming the code that spells it, not an error."""
+    from verl_preflight.core.config_location import installed_root
+
+    root = _repo(tmp_path)
+    shutil.copytree(installed_root(), root / "fork" / "verl", ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "fork" / "setup.py").write_text("")
+    entry = HYDRA_APP.format(path="../trainer/config", name="ppo_trainer")
+    _write(root / "fork" / "verl" / "mix_src" / "main_mix_ppo.py", entry)
+    trainer = root / "fork" / "verl" / "mix_src" / "mix_trainer.py"
+    _write(trainer, "def compute_advantage(data, adv_estimator):\n    if adv_estimator == 'grpo_split':\n        pass\n")
+    script = _write(
+        root / "run.sh",
+        f"cd fork\npython3 -m verl.mix_src.main_mix_ppo {LAUNCH_ARGS} algorithm.adv_estimator=grpo_split\n",
+    )
+    code, doc = _report(capsys, script)
+    (finding,) = [f for f in doc["findings"] if f["rule"] == "config-value"]
+    assert code == 0 and finding["severity"] == "info" and "mix_src/mix_trainer.py:2" in finding["message"]
+    trainer.write_text("def compute_advantage(data, adv_estimator):\n    pass\n")
+    code, doc = _report(capsys, script)
+    assert code == 1 and [f["severity"] for f in doc["findings"] if f["rule"] == "config-value"] == ["error"]
