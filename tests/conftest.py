@@ -192,6 +192,8 @@ def _private_cache_dir(tmp_path_factory, monkeypatch):
     wheels = os.path.join(ROOT, ".venv", "wheels")
     if os.path.isdir(wheels) and "VERL_PREFLIGHT_WHEELS" not in os.environ:  # a release a project pins: offline
         monkeypatch.setenv("VERL_PREFLIGHT_WHEELS", wheels)
+    if "VERL_PREFLIGHT_VERL_GIT" not in os.environ:  # a commit a project pins: never fetched from the network
+        monkeypatch.setenv("VERL_PREFLIGHT_VERL_GIT", str(session_folder(tmp_path_factory) / "no-verl-git"))
     from verl_preflight.store import cache_files
 
     cache_files.use_disk(True)  # an earlier in-process `--no-cache` run left it off

@@ -82,10 +82,35 @@ def test_hook_manifest():
     import yaml
 
     with open(os.path.join(ROOT, ".pre-commit-hooks.yaml"), encoding="utf-8") as fh:
-        (hook,) = yaml.safe_load(fh)
+        hook, system = yaml.safe_load(fh)
     assert hook["id"] == "validate-scripts" and hook["language"] == "python"
     assert hook["files"] == r"\.sh$" and hook["entry"] == "validate-scripts"
     assert hook["args"] == ["--dependents"] and hook["verbose"] is True  # no verl pinned; warnings shown
+    assert system["id"] == "validate-scripts-system" and system["language"] == "system"
+    assert {k: v for k, v in system.items() if k not in ("id", "name", "description", "language")} == {
+        k: v for k, v in hook.items() if k not in ("id", "name", "description", "language")
+    }
+
+
+def test_the_system_hook_runs_the_tool_of_the_environment_it_is_started_from(user_repo, tmp_path_factory):
+    """`validate-scripts-system`: pre-commit runs the validate-scripts on PATH (here this checkout's
+    .venv), so the installed verl it meets is that environment's."""
+    env = dict(
+        os.environ,
+        VERL_PREFLIGHT_WHEELS=WHEELS,
+        PRE_COMMIT_HOME=str(tmp_path_factory.mktemp("pre-commit-home")),
+        PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
+    )
+    run = subprocess.run(
+        [PRE_COMMIT, "try-repo", ROOT, "validate-scripts-system", "--files", "bad.sh"],
+        cwd=user_repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 1 and "bad.sh:4:" in run.stdout and "override-missing-key" in run.stdout, run.stdout
+    assert "(installed)" in run.stdout  # the environment's own verl, not a release fetched for the hook
 
 
 def _commit(repo, *cmds):

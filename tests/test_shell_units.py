@@ -292,6 +292,22 @@ def test_a_wait_loop_is_followed_to_its_way_out():
     assert [str(a) for a in outcome.assumptions] == ["`nvidia-smi` succeeds"]
 
 
+def test_a_loop_in_the_background_runs_there_and_the_script_goes_on():
+    """`monitor &` (a GPU monitor, `while :; do ...; done &`): bash runs it in a subshell and goes on;
+    a launch in the background counts; what the background assigns stays there."""
+    text = (
+        "mon() { while :; do sleep 5; done; }\n"
+        "mon &\n"
+        "( while :; do sleep 5; done ) &\n"
+        "X=1 && probe background &\n"
+        "X=2 &\n"
+        'probe "after" "${X:-unset}"\n'
+    )
+    [outcome] = run(text, ambient={})
+    assert outcome.status == "launches" and not outcome.notes
+    assert outcome.launches == [["background"], ["after", "unset"]]
+
+
 def test_a_loop_with_no_way_out_never_ends():
     [outcome] = run("while true; do sleep 10; done\nprobe never\n", ambient={})
     assert outcome.status == "incomplete" and outcome.launches == []

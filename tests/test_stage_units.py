@@ -33,6 +33,8 @@ def argv(*words):
         ),
         (["python3", "-mverl.trainer.main_ppo", "--config-name=y"], "verl.trainer.main_ppo", "y", []),
         (["uv", "run", "python3", "-m", "verl.trainer.main_ppo", "c=3"], "verl.trainer.main_ppo", None, ["c=3"]),
+        # `uv run -m X` runs `python -m X` (NovaSky-AI/SkyRL's skyrl-agent scripts)
+        (["uv", "run", "--isolated", "-m", "verl.trainer.main_ppo", "d=4"], "verl.trainer.main_ppo", None, ["d=4"]),
         (
             ["torchrun", "--nproc-per-node=8", "-m", "verl.trainer.fsdp_sft_trainer"],
             "verl.trainer.fsdp_sft_trainer",
@@ -47,7 +49,8 @@ def test_launches(words, module, config_name, overrides):
 
 
 @pytest.mark.parametrize(
-    "words", [["echo", "python3", "-m", "verl.trainer.main_ppo"], ["python3", "-m", "json.tool"], []]
+    "words",
+    [["echo", "python3", "-m", "verl.trainer.main_ppo"], ["python3", "-m", "json.tool"], ["run", "-m", "verl.x"], []],
 )
 def test_not_launches(words):
     assert launch_of(argv(*words), LOC) is None

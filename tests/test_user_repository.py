@@ -462,7 +462,7 @@ def test_a_verl_pinned_to_a_git_reference_is_not_checked_against_another(tmp_pat
     script = _script(root, f"{LAUNCH} trainer.total_epoch=2\n", "train.sh")
     code, doc = _report(capsys, script)
     (launch,) = _launches(doc)
-    assert code == 0 and "installs verl at 1dda039b9 (pinned to commit 1dda039b9, install.sh:3), not a release" in launch["unchecked"]
+    assert code == 0 and "installs verl at commit 1dda039b9 (pinned to commit 1dda039b9, install.sh:3), not at hand here" in launch["unchecked"]
 
 
 # ---- inputs are inputs, slips are slips -------------------------------------------------------

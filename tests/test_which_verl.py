@@ -280,3 +280,124 @@ def test_a_value_the_forks_own_entry_folder_handles_is_no_error(tmp_path, capsys
     trainer.write_text("def compute_advantage(data, adv_estimator):\n    pass\n")
     code, doc = _report(capsys, script)
     assert code == 1 and [f["severity"] for f in doc["findings"] if f["rule"] == "config-value"] == ["error"]
+
+
+# ---- a git pin is checkable ---------------------------------------------------------------------
+
+
+def _verl_repository(tmp_path) -> tuple[str, str]:
+    """A bare git repository holding a verl tree (as verl's own has it: verl/ at its root) at one
+    commit: (its path, the commit)."""
+    import subprocess
+
+    work = tmp_path / "verl-src"
+    _verl(work, "0.8.0.dev")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"]
+    subprocess.run([*git, "init", "-q", str(work)], check=True)
+    subprocess.run([*git, "-C", str(work), "add", "."], check=True)
+    subprocess.run([*git, "-C", str(work), "commit", "-qm", "verl"], check=True)
+    commit = subprocess.run(["git", "-C", str(work), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    bare = tmp_path / "verl.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(bare)], check=True)
+    return str(bare), commit
+
+
+def test_a_commit_of_verl_a_project_pins_is_fetched_once_and_checked_against(tmp_path, capsys, monkeypatch):
+    """`verl @ git+https://github.com/...@<sha>` (and REQUIRED_VERL.txt's VERL_COMMIT): that
+    commit's verl/ is fetched once into the cache with git (here from a local bare repository,
+    VERL_PREFLIGHT_VERL_GIT) and checked against; `--verl git:<sha>` asks for it by hand. Where it
+    cannot be had the launch is unchecked, with the command that makes it checkable."""
+    bare, commit = _verl_repository(tmp_path)
+    root = _repo(tmp_path)
+    _write(root / "requirements.txt", f"verl @ git+https://github.com/verl-project/verl.git@{commit}\n")
+    script = _write(root / "run.sh", f"python3 -m verl.trainer.main_ppo {LAUNCH_ARGS} {KEY}\n")
+    code, doc = _report(capsys, script)
+    (launch,) = _launches(doc)
+    assert code == 0 and f"git clone https://github.com/verl-project/verl.git verl && git -C verl checkout {commit}" in (
+        launch["unchecked"]
+    )
+    monkeypatch.setenv("VERL_PREFLIGHT_VERL_GIT", bare)
+    code, doc = _report(capsys, script)
+    assert code == 1 and _rules(doc) == [("run.sh", 1, "override-missing-key")]
+    assert _verls(doc) == {(f"pinned to commit {commit}, requirements.txt:1: the commit's tree", "0.8.0.dev")}
+    (root / "requirements.txt").unlink()
+    code, doc = _report(capsys, "--verl", f"git:{commit}", script)
+    assert code == 1 and _verls(doc) == {(f"--verl git:{commit}: the commit's tree", "0.8.0.dev")}
+
+
+# ---- what the pages and setup scripts say ---------------------------------------------------------
+
+
+def test_a_readme_that_clones_the_repository_and_cds_into_it_speaks_from_its_root(tmp_path, capsys):
+    """Table-R1, spec_diag: `git clone https://github.com/x/Table-R1.git; cd Table-R1/verl; pip install
+    -e .` is this repository's own clone: its verl/ is the one installed (its remote, .git/config,
+    names it), not a Table-R1/verl folder that is not here."""
+    root = _repo(tmp_path, "work")
+    (root / ".git" / "config").write_text('[remote "origin"]\n\turl = https://github.com/x/Table-R1.git\n')
+    _verl(root / "verl", "0.2.0.dev")
+    _write(root / "README.md", "```bash\ngit clone https://github.com/x/Table-R1.git\ncd Table-R1/verl\npip install -e .\n```\n")
+    script = _write(root / "script" / "train.sh", f"python3 -m verl.trainer.main_ppo {LAUNCH_ARGS} {KEY}\n")
+    code, doc = _report(capsys, script)
+    assert code == 1 and _verls(doc) == {("installed by README.md:4, verl/verl", "0.2.0.dev")}
+
+
+def test_a_comment_in_a_setup_script_installs_nothing(tmp_path, capsys):
+    """RAGEN-AI/VAGEN's scripts/install.sh: `# pip install -e .` is a comment (a page's `# ` is a
+    prompt, a script's is not)."""
+    root = _repo(tmp_path)
+    _verl(root / "forks" / "a", "0.1")
+    _write(root / "scripts" / "install.sh", "cd forks/a\n# pip install -e .\n")
+    script = _write(root / "run.sh", f"python3 -m verl.trainer.main_ppo {LAUNCH_ARGS} {KEY}\n")
+    code, doc = _report(capsys, script)
+    ((origin, _),) = _verls(doc)
+    assert origin.startswith("the one verl the repository holds"), origin
+
+
+def test_a_forks_main_ppo_that_reads_argparse_is_no_hydra_launch_whatever_its_strings_say(tmp_path, capsys):
+    """KempnerInstitute/Backtrack: the fork's verl/trainer/main_ppo.py keeps its old `@hydra.main`
+    inside a string and reads one YAML path with argparse: its launches are no Hydra launches
+    (read with `ast`, a decorator in a string is none)."""
+    root = _repo(tmp_path)
+    package = _verl(root / "verl", "0.1")
+    _write(root / "README.md", "```\ncd verl\npip install -e .\n```\n")
+    main_ppo = '''"""Old entry:
+@hydra.main(config_path='config', config_name='ppo_trainer', version_base=None)
+def main(config): ...
+"""
+import argparse
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("config")
+    parser.parse_args()
+'''
+    _write(package / "trainer" / "main_ppo.py", main_ppo)
+    script = _write(root / "run.sh", "python3 -m verl.trainer.main_ppo configs/gsm8k.yaml\n")
+    code, doc = _report(capsys, script)
+    (launch,) = _launches(doc)
+    assert code == 0 and doc["findings"] == [] and "reads options of its own (argparse" in launch["unchecked"]
+
+
+# ---- inputs the repository gives in other ways ----------------------------------------------------
+
+
+def test_a_sourced_files_template_and_a_wrappers_wrapper_give_inputs(tmp_path, capsys):
+    """verl-recipe's nemo_gym: `source ${SLURM_SUBMIT_DIR}/config.env` where the repository ships
+    config.env.example; IPRC-DIP/CodeV-R1: run-direct.sh exports the variables and runs
+    train-multigpu.sh, which runs the script. Under `set -u` neither is an unset-variable: both
+    are inputs, said once in the script's note."""
+    root = _repo(tmp_path)
+    _write(root / "recipe" / "config.env.example", "VERL_ROOT=/path/to/verl\nexport RESULTS_ROOT=/results\n")
+    _write(root / "run-direct.sh", "export GPUS_PER_NODE=8\nbash train-multigpu.sh\n")
+    _write(root / "train-multigpu.sh", "ray job submit -- bash recipe/run.sh\n")
+    script = _write(
+        root / "recipe" / "run.sh",
+        "#!/bin/bash\n#SBATCH --nodes=1\nset -euo pipefail\nsource ${SLURM_SUBMIT_DIR}/config.env\n"
+        f"python3 -m verl.trainer.main_ppo {LAUNCH_ARGS} trainer.default_local_dir=$RESULTS_ROOT/x "
+        "trainer.n_gpus_per_node=$GPUS_PER_NODE data.train_files=$VERL_ROOT/data.parquet\n",
+    )
+    code, doc = _report(capsys, script)
+    assert [f["rule"] for f in doc["findings"] if f["rule"] == "unset-variable"] == []
+    (entry,) = doc["scripts"]
+    assert {i["name"] for i in entry["inputs"]} >= {"VERL_ROOT", "RESULTS_ROOT", "GPUS_PER_NODE"}, entry["inputs"]

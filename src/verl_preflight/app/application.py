@@ -151,10 +151,22 @@ def _run_verl(args):
         named.append(f"VERL_CONFIG_DIR={env}")
     if len(named) > 1:
         raise UsageError(f"{' and '.join(named)} name two verl config trees: give one")
+    if versions and versions[0].startswith("git:"):  # a commit of verl's repository (releases.commit_source)
+        from ..target.releases import commit_source
+
+        return commit_source(versions[0][len("git:") :]), True
     if versions:
         return release_source(versions[0]), True
     if args.verl_config or env:
         return locate(args.verl_config), True
+    python = getattr(args, "python", None) or getattr(args, "settings", {}).get("python")
+    if python:
+        from ..target.interpreter import InterpreterError, interpreter_verl
+
+        try:
+            return interpreter_verl(python), False
+        except InterpreterError as err:
+            raise UsageError(f"--python {python}: {err}") from err
     if installed_root() is not None:
         return locate(None), False
     try:

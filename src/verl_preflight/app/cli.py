@@ -100,7 +100,14 @@ def _parser() -> argparse.ArgumentParser:
         metavar="VERSION",
         action="append",
         help="check against this verl release's config (its wheel is fetched once with "
-        "pip download --no-deps); repeat for a compatibility matrix",
+        "pip download --no-deps), or git:COMMIT, a commit of verl's repository (fetched once with git); "
+        "repeat for a compatibility matrix",
+    )
+    p.add_argument(
+        "--python",
+        metavar="PATH",
+        help="the interpreter the launches run with: the verl it would import (asked with importlib's find_spec, "
+        "never imported) is the installed one, before what the repository's setup says",
     )
     p.add_argument("--format", choices=["text", "json", "sarif", "github"], default="text")
     p.add_argument(

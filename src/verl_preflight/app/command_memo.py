@@ -34,7 +34,7 @@ from ..store import queries
 # what the tool reads from the environment that a start does not ask again: the colour
 # (NO_COLOR) and where megatron-core's wheels are (sources/megatron.py). VERL_CONFIG_DIR is
 # asked again (config_location.found); XDG_CACHE_HOME and HOME name the folder this memo is in.
-ENVIRONMENT = ("NO_COLOR", "VERL_PREFLIGHT_WHEELS")
+ENVIRONMENT = ("NO_COLOR", "VERL_PREFLIGHT_WHEELS", "VERL_PREFLIGHT_VERL_GIT")
 
 
 def key_of(argv) -> str:
@@ -137,7 +137,7 @@ def put(argv, args, run, entry: str, report_key: str) -> None:
     kept (called where report_memo kept or found that report)."""
     import json
 
-    if args.verl or getattr(args, "model_config", None):
+    if args.verl or getattr(args, "model_config", None) or getattr(args, "python", None):
         return
     answered = answers_of_run(args, run, entry)
     if answered is None:

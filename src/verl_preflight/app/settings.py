@@ -14,7 +14,7 @@ import os
 
 from ..store import queries
 
-KEYS = ("paths", "exclude", "verl", "verl-config", "schema", "severity", "stack", "device")
+KEYS = ("paths", "exclude", "verl", "verl-config", "python", "schema", "severity", "stack", "device")
 FILE = "__file__"  # where the settings came from (not a key a user writes)
 
 
@@ -49,7 +49,7 @@ def project_settings(start: str | None = None, use_disk: bool = True) -> dict:
                 return {}
             out = dict(table)
             out[FILE] = path
-            for key in ("schema", "verl-config"):
+            for key in ("schema", "verl-config", "python"):
                 if isinstance(out.get(key), str) and not os.path.isabs(out[key]):
                     out[key] = os.path.join(cur, out[key])
             if isinstance(out.get("paths"), list):

@@ -76,6 +76,10 @@ _CI_ASSIGNED = re.compile(rf"(?:^\s*ENV\s+{_NAME}\b|^\s+([A-Z_][A-Z0-9_]*):\s*\S
 # in a wrapper script: `export NAME=...`, `NAME=... bash inner.sh`
 _WRAPPER_ASSIGNED = re.compile(rf"(?:\bexport\s+{_NAME}=|^\s*{_NAME}=\S*\s+(?:bash|sh|\./|source)\b)")
 _MAX_FILES = 2000  # files a repository's walk reads at most
+# `source FILE` / `. FILE`: the file's path as written (a variable before its name is kept in it)
+_SOURCED = re.compile(r"(?:^|[;&|(]|\s)(?:source|\.)\s+[\"']?([^\s\"';&|)]+)", re.M)
+_TEMPLATE_SUFFIXES = (".example", ".sample", ".template", ".tmpl", ".dist")
+_WRAPPER_DEPTH = 3  # wrappers of wrappers followed
 
 
 def _listing(folder: str) -> list[str]:
@@ -212,25 +216,54 @@ class Repository:
     def documented_inputs(self, script_path: str, read=None) -> dict[str, str]:
         """The variables the project gives a value outside the script, each with where it says so
         first (`README.md:12`): exported in its README or docs (`export N_GPUS=8`, `N_GPUS=8 bash
-        run.sh`), by a script of the project that runs this one (a wrapper's `export X=...` or
-        `X=... bash inner.sh`), or in its CI and container files (a workflow's `env:`, a
-        Dockerfile's `ENV`, a `.env` file). `read(path)`: the text of a file, read by the caller's
+        run.sh`), by a script of the project that runs this one, or runs one that does (a wrapper's
+        `export X=...` or `X=... bash inner.sh`), or in its CI and container files (a workflow's `env:`, a
+        Dockerfile's `ENV`, a `.env` file), or in the template of a file the script sources that
+        the user makes from it (`source config.env` and `config.env.example`, `.sample`,
+        `.template`). `read(path)`: the text of a file, read by the caller's
         reader (source.Recorder.text), so that the script's result depends on what was read for it
         and on nothing read for another script."""
         read = read or self.text
         found: dict[str, str] = {}
+        for path in self._templates(script_path, read):  # a sourced file's template: what it sets
+            self._inputs_of(path, _CI_ASSIGNED, found, read(path))
         for path in self._documents():
             self._inputs_of(path, _DOC_ASSIGNED, found, read(path))
         for path in self._ci_files():
             self._inputs_of(path, _CI_ASSIGNED, found, read(path))
-        name = os.path.basename(script_path)
-        for path in self._shell_scripts():
-            if os.path.abspath(path) == os.path.abspath(script_path):
-                continue
-            text = read(path) or ""
-            if name in text:  # a wrapper of this script: what it exports before running it
-                self._inputs_of(path, _WRAPPER_ASSIGNED, found, text)
+        names, seen = [os.path.basename(script_path)], {os.path.abspath(script_path)}
+        for _ in range(_WRAPPER_DEPTH):  # a wrapper of this script, a wrapper of that one (run-direct.sh runs
+            outer = []  # train-multigpu.sh, which submits this script): what each exports before it runs
+            for path in self._shell_scripts():
+                if os.path.abspath(path) in seen:
+                    continue
+                text = read(path) or ""
+                if any(n in text for n in names):
+                    seen.add(os.path.abspath(path))
+                    outer.append(os.path.basename(path))
+                    self._inputs_of(path, _WRAPPER_ASSIGNED, found, text)
+            if not outer:
+                break
+            names = outer
         return found
+
+    def _templates(self, script_path: str, read) -> list[str]:
+        """The templates of the files the script sources (`source ${DIR}/config.env`: a
+        `config.env.example`, `.sample`, `.template`, `.tmpl` or `.dist` beside the script or at
+        the root), where the sourced file itself is not here (the user makes it from the template)."""
+        text = read(script_path) or "" if script_path != "-" else ""
+        out = []
+        for m in _SOURCED.finditer(text):
+            name = os.path.basename(m.group(1))
+            if not name or "$" in name:
+                continue
+            for folder in dict.fromkeys((os.path.dirname(os.path.abspath(script_path)), self.root)):
+                if os.path.exists(os.path.join(folder, name)):
+                    break
+                for suffix in _TEMPLATE_SUFFIXES:
+                    if self.exists(os.path.join(folder, name + suffix)):
+                        out.append(os.path.join(folder, name + suffix))
+        return out
 
     def _inputs_of(self, path: str, pattern: re.Pattern, into: dict, text: str | None) -> None:
         for number, line in enumerate((text or "").splitlines(), start=1):

@@ -33,6 +33,7 @@ class Pin:
     line: int
     version: str | None = None
     ref: str | None = None
+    url: str | None = None  # the repository the ref is of, where the file names it
 
     def where(self, root: str) -> str:
         return f"{os.path.relpath(self.path, root)}:{self.line}"
@@ -41,9 +42,10 @@ class Pin:
 # `verl==0.5.0`, `verl[vllm]==0.5.0`, `"verl==0.5.0"`: a release pinned exactly (not verl-preflight,
 # not my_verl); `verl @ git+https://github.com/volcengine/verl.git@v0.5.0` and `git+...verl.git@REF`
 _RELEASE = re.compile(r"(?<![\w.-])verl(?:\[[^\]\n]*\])?\s*===?\s*([0-9][0-9A-Za-z.+!-]*)")
-_GIT = re.compile(r"git\+\S*?/verl(?:\.git)?@([\w.+/-]+)")
+_GIT = re.compile(r"git\+(\S*?/verl(?:\.git)?)@([\w.+/-]+)")
 _CHECKOUT = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?checkout\s+([\w.+/-]+)")
-_CLONE = re.compile(r"\bgit\s+clone\b[^\n]*?/verl(?:\.git)?\b")
+_CLONE = re.compile(r"\bgit\s+clone\b[^\n]*?(\S+/verl(?:\.git)?)(?![\w-])")
+_UPSTREAM = re.compile(r"^\s*UPSTREAM\s*=\s*(\S+)\s*$")
 _NAMES_VERL = re.compile(r"(?<![\w-])verl(?![\w-])")  # a path or URL that names verl (not verl-agent, my_verl)
 _SETUP_SCRIPT = re.compile(r"(install|setup|deploy|env|requirements|docker)", re.IGNORECASE)
 # verl's recipe repository: `REQUIRED_VERL.txt` beside each recipe (`TAG=v0.8.0`, `VERL_COMMIT=<sha>`,
@@ -188,15 +190,20 @@ def scope_of(path: str, root: str) -> str:
 # ---- install and pin lines ----------------------------------------------------------------
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
-_PROMPT = re.compile(r"^\s*(?:[$>#]\s+|RUN\s+)")  # a page's `$ ` prompt, a Dockerfile's RUN
+_PROMPT = re.compile(r"^\s*(?:[$>#]\s+|RUN\s+)")  # a page's `$ ` or `# ` prompt, a Dockerfile's RUN in it
+_RUN = re.compile(r"^\s*RUN\s+")  # a Dockerfile's RUN
 _PIP_INSTALL = re.compile(r"\b(?:uv\s+)?pip3?\s+install\b|\bpython3?\s+-m\s+pip\s+install\b")
 _CD = re.compile(r"^cd\s+(\S+)$")
 _PATH = re.compile(r"[\w.+/-]+")  # a folder named plainly (no variable, URL or glob)
 
 
-def _commands(line: str) -> list[str]:
-    """The commands of a line of shell (split at `&&`, `||`, `;`), a prompt taken off."""
-    line = _PROMPT.sub("", line.split(" #", 1)[0].replace("`", " ")).strip().rstrip("\\").strip()
+def _commands(line: str, page: bool) -> list[str]:
+    """The commands of a line of shell (split at `&&`, `||`, `;`): a page's prompt (`$ `, `# `)
+    taken off; a setup file's comment line is none."""
+    if not page and line.lstrip().startswith("#"):
+        return []
+    line = line.split(" #", 1)[0].replace("`", " ")
+    line = (_PROMPT.sub("", line) if page else _RUN.sub("", line)).strip().rstrip("\\").strip()
     return [c.strip() for c in re.split(r"&&|\|\||;", line) if c.strip()]
 
 
@@ -259,13 +266,24 @@ def _installs_in(text: str, path: str, root: str) -> list[Install]:
     bases = [scope, root]
     out: list[Install] = []
     cwd: str | None = ""  # relative to the folder the commands start in; None: a `cd` not followed
+    page = not _is_pin_file(os.path.basename(path))
+    clones: dict = {}  # the folder a `git clone` before made -> whether it is this repository
     for number, line, fresh in _code_lines(text, path):
         if fresh:
-            cwd = ""
-        for command in _commands(line):
+            cwd, clones = "", {}
+        for command in _commands(line, page):
+            clone = _GIT_CLONE.match(command)
+            if clone:
+                url, folder = clone.group(1), clone.group(2) or _repo_name(clone.group(1))
+                clones[folder] = _repo_name(url) in _own_names(root)
+                continue
             cd = _CD.match(command)
             if cd:
                 target = cd.group(1).strip("'\"")
+                first, _, rest = target.partition("/")
+                if cwd == "" and clones.get(first):  # `git clone <this repository> && cd it`: its root
+                    cwd = rest
+                    continue
                 cwd = None if cwd is None or "$" in target or target.startswith(("/", "~")) else os.path.join(cwd, target)
                 continue
             for target, editable in _local_targets(command):
@@ -279,31 +297,66 @@ def _installs_in(text: str, path: str, root: str) -> list[Install]:
     return out
 
 
+_GIT_CLONE = re.compile(r"^git\s+clone\s+(?:-\S+\s+(?:\S+\s+)?)*?(\S+?)(?:\s+([\w.-]+))?\s*$")
+
+
+def _repo_name(url: str) -> str:
+    """The folder `git clone URL` makes: the URL's last part without `.git`."""
+    name = url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+    return name[: -len(".git")] if name.endswith(".git") else name
+
+
+def _own_names(root: str) -> set:
+    """The names this repository goes by: its folder's, and the one its `origin` remote's URL
+    ends in (`.git/config`, as `git clone` writes it)."""
+    names = {os.path.basename(root)}
+    data = read_bounded(os.path.join(root, ".git", "config"), 1 << 16)
+    if data is not None:
+        for m in re.finditer(r"^\s*url\s*=\s*(\S+)", data.decode("utf-8", "replace"), re.M):
+            names.add(_repo_name(m.group(1)))
+    return names
+
+
 def _pins_in(text: str, path: str, root: str) -> list[Pin]:
     """The verl releases and git references one file asks for (Repository.pins)."""
     name = os.path.basename(path)
     page = not _is_pin_file(name)
     out: list[Pin] = []
-    cloned = False
-    for number, line, _fresh in _code_lines(text, path):
+    cloned = None  # the URL of verl's repository a `git clone` before took
+    upstream = None  # REQUIRED_VERL.txt's UPSTREAM=
+    for number, line, fresh in _code_lines(text, path):
+        if fresh and name != REQUIRED_VERL:
+            cloned = None
         code = line.split("#", 1)[0] if not path.endswith(".toml") and name != REQUIRED_VERL else line
+        if name == REQUIRED_VERL and re.match(r"\s*[A-Z_]*(?:NOTE|REFRESH)", line):
+            continue  # (prose about the pins, not a pin: `NOTES=... may list verl==0.7.0.dev0`)
         if page and not _PIP_INSTALL.search(code) and "git " not in code:
             continue
-        if _CLONE.search(code):
-            cloned = True
+        if re.search(r"\bgit\s+clone\b", code):  # the repository a `git checkout` after it is in
+            clone = _CLONE.search(code)
+            cloned = _url(clone.group(1)) if clone else None
         for m in _RELEASE.finditer(code):
             out.append(Pin(path, number, version=m.group(1)))
         for m in _GIT.finditer(code):
-            out.append(Pin(path, number, ref=m.group(1)))
+            out.append(Pin(path, number, ref=m.group(2), url=_url(m.group(1))))
         m = _CHECKOUT.search(code)
         if cloned and m:
-            out.append(Pin(path, number, ref=m.group(1)))
+            out.append(Pin(path, number, ref=m.group(1), url=cloned))
         if name == REQUIRED_VERL:
-            tag, commit = _REQUIRED_TAG.match(line), _REQUIRED_COMMIT.match(line)
+            tag, commit, up = _REQUIRED_TAG.match(line), _REQUIRED_COMMIT.match(line), _UPSTREAM.match(line)
+            if up:
+                upstream = _url(up.group(1))
             if tag:
                 out.append(Pin(path, number, version=tag.group(1)))
             if commit:
-                out.append(Pin(path, number, ref=commit.group(1)))
+                out.append(Pin(path, number, ref=commit.group(1), url=upstream))
     return out
+
+
+def _url(text: str) -> str | None:
+    """A repository's URL as git fetches it (`https://...`, `git@host:...`, `ssh://...`); None
+    for anything else (a variable, a local path)."""
+    text = text.strip("'\"")
+    return text if re.match(r"(?:https?|ssh|git)://|git@[\w.-]+:", text) and "$" not in text else None
 
 

@@ -175,7 +175,7 @@ def own_arguments(source: ConfigSource | None, module: str) -> str | None:
         text = read_source(path, errors="replace")
         if text is None:
             continue
-        if "@hydra.main" in text:
+        if _declared_app(path) is not None:
             return None
         for number, line in enumerate(text.splitlines(), start=1):
             m = _OWN_PARSERS.search(line)
@@ -200,17 +200,21 @@ def entry_config_name(source: ConfigSource, module: str) -> tuple[str | None, st
     if root is None:
         return ENTRY_POINTS.get(module, (None, None))
     for c in _module_files(root, module):
-        text = read_source(c)
-        if text is None:
+        if read_source(c) is None:
             continue
-        m = re.search(r"@hydra\.main\(([^)]*)\)", text)
-        if not m:
-            return None, None
-        args = m.group(1)
-        name = re.search(r"config_name\s*=\s*['\"]([^'\"]+)['\"]", args)
-        cpath = re.search(r"config_path\s*=\s*['\"]([^'\"]+)['\"]", args)
-        return (cpath.group(1) if cpath else None), (name.group(1) if name else None)
+        app = _declared_app(c)
+        return (app.config_path, app.config_name) if app is not None else (None, None)
     return ENTRY_POINTS.get(module, (None, None))  # a partial copy of verl without this module's source
+
+
+@memo(limit=64)
+def _declared_app(path: str):
+    """The @hydra.main a verl module declares itself (sources.hydra_app, read with `ast`: a
+    decorator in a string or a comment, as a fork's argparse main_ppo keeps its old one, is
+    none), or None."""
+    from ..sources.hydra_app import hydra_app
+
+    return hydra_app(path, lambda p: read_source(p, errors="replace"), follow=False)
 
 
 def module_dir(source: ConfigSource, module: str) -> str | None:

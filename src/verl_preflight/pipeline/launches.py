@@ -94,8 +94,8 @@ def find_entry(argv: list[Field], project_entry=None) -> int | None:
         if text is None:
             saw_launcher = saw_launcher or i == 0
             continue
-        if _runs_python(text):
-            saw_launcher, python_at = True, i
+        if _runs_python(text) or text == "run" and i > 0 and os.path.basename(argv[i - 1].value or "") == "uv":
+            saw_launcher, python_at = True, i  # (`uv run -m X`, `uv run x.py`: uv starts Python itself)
             continue
         if not saw_launcher:
             continue

@@ -186,6 +186,7 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
     documented = (lambda: repo.documented_inputs(path, read_file.text)) if repo is not None else None
     context = ScriptContext(script, parsed, all_launches, read_file.text, info, set_by_environment(script), documented)
     result.inputs = inputs_of(context)
+    findings = _documented_are_inputs(findings, context, result)
     if opts.schema is not None:
         findings.extend(run_script_rules(opts.schema, context))
     if allowance.timed_out:  # what was found so far depends on the machine's load: none of it
@@ -205,6 +206,21 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
     if sources is not None:  # verl's Python, Megatron's, a model's config.json: inputs like the script
         result.deps[sources[0]] = sources[1]
     return result
+
+
+def _documented_are_inputs(findings: list, context, result) -> list:
+    """Under `set -u`, a variable the repository gives a value elsewhere (a wrapper that runs this
+    script exports it, its README documents it: repository.documented_inputs) is an input of the
+    script, listed in its note, not an `unset-variable` warning."""
+    unset = {f.key for f in findings if f.rule == UnsetVariable.id and f.key}
+    if not unset or context.documented is None:
+        return findings
+    given = {name: where for name, where in context.documented.items() if name in unset}
+    if not given:
+        return findings
+    have = {name for name, _ in result.inputs}
+    result.inputs = [*result.inputs, *((n, w) for n, w in sorted(given.items()) if n not in have)]
+    return [f for f in findings if not (f.rule == UnsetVariable.id and f.key in given)]
 
 
 def _buffer(path: str, opts: Options) -> bytes:
@@ -286,7 +302,7 @@ def _check_launch(launch, profile, caches, opts: Options, script_facts, read_fil
     spec = read_launch(launch)
     spec.app = caches.project_module(path, spec.module, _start_folders(spec.env, path))[1] if caches is not None else None
     source = _verl_of(caches, spec, path) if caches is not None else None
-    root = project_root(path, source)
+    root = _working_folder(spec, path) or project_root(path, source)
     config_name = config_name_of(spec, source)
     search = search_of(spec, source, root, config_name)
     overrides = [o.display for o in spec.overrides]
@@ -325,6 +341,27 @@ def _start_folders(env: dict, path: str) -> tuple:
 
     where = resolved(cwd, root_of(path) or os.path.dirname(os.path.abspath(path)))
     return (where,) if where is not None and os.path.isdir(where) else ()
+
+
+def _working_folder(spec, path: str) -> str | None:
+    """The folder the launch runs in, where the script says it: a `cd` to a folder that is here
+    (_start_folders), or, for `python3 train.py` with no `cd`, the folder from which that relative
+    path names the program found (the script must be run from there); None: not said (the
+    repository root, config_folder.project_root)."""
+    here = _start_folders(spec.env, path)
+    if here:
+        return here[0]
+    app = spec.app
+    program = spec.module
+    if app is None or spec.env.get("PWD") is not None or not program.endswith(".py") or os.path.isabs(program):
+        return None
+    parts = os.path.normpath(program).split(os.sep)
+    if ".." in parts:
+        return None
+    folder = os.path.dirname(app.file)
+    for _ in parts[:-1]:
+        folder = os.path.dirname(folder)
+    return folder
 
 
 def _verl_of(caches: ConfigCaches, spec, path: str):

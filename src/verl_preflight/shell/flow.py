@@ -31,6 +31,15 @@ def _short(text: str, width: int = 60) -> str:
     return line if len(line) <= width else line[: width - 3] + "..."
 
 
+_ENDLESS = "loop never ends"  # (Loops: the note of a loop whose passes come back to the same state)
+
+
+def _backgrounded(node) -> bool:
+    """Whether a statement ends in `&` (bash runs it in the background)."""
+    after = node.next_sibling
+    return after is not None and after.type == "&"
+
+
 def _read_on(states: list[State]) -> None:
     """At a file's top level, at the end of a line: a path an arithmetic error dropped (flow
     ABORT) reads on from the next line (bash parses a whole line, `a; b; c`, as one command
@@ -62,9 +71,12 @@ class ControlFlow:
         where bash goes on after an arithmetic error dropped the statement it was in."""
         for i, node in enumerate(nodes):
             nxt: list[State] = []
+            background = _backgrounded(node)
             for st in states:
                 if st.flow:
                     nxt.append(st)
+                elif background:
+                    nxt.extend(self._in_background(node, st, depth))
                 else:
                     nxt.extend(self.exec(node, st, depth))
             states = self.cap(State.joined(nxt) if len(nxt) > 1 else nxt, node)
@@ -168,6 +180,21 @@ class ControlFlow:
 
     def x_subshell(self, node, st, depth, in_cond):
         return self._in_subshell(lambda s: self.exec_block(node, [s], depth), st)
+
+    def _in_background(self, node, st: State, depth: int) -> list[State]:
+        """`cmd &`: bash runs it in a subshell and goes on at once (status 0). What it launches
+        counts; a loop in it that never ends (a GPU monitor) keeps running there and stops
+        nothing the script does after it."""
+        before = len(st.notes)
+        out = []
+        for end in self._in_subshell(lambda s: self.exec(node, s, depth), st):
+            endless = [n for n in end.notes[before:] if n.kind == NoteKind.BUDGET and _ENDLESS in n.message]
+            if endless:
+                end.notes = [n for n in end.notes if n not in endless]
+                end.incomplete = st.incomplete
+            end.status = 0
+            out.append(end)
+        return out
 
     def _in_subshell(self, run, st: State) -> list[State]:
         inner = st.fork()

@@ -33,10 +33,11 @@ class HydraApp:
     why: str | None = None
 
 
-def hydra_app(path: str, read, resolve=None, hops: int = 0) -> HydraApp | None:
+def hydra_app(path: str, read, resolve=None, hops: int = 0, follow: bool = True) -> HydraApp | None:
     """The Hydra app the module at `path` runs; None when it runs none (a plain script, an
     argparse program). `read(path)`: the module's text or None; `resolve(module)`: the file
-    of one of the project's absolute module names or None (for `from myproj.x import main`)."""
+    of one of the project's absolute module names or None (for `from myproj.x import main`);
+    `follow`: False reads the module's own decorator only."""
     text = read(path)
     if text is None:
         return None
@@ -53,7 +54,7 @@ def hydra_app(path: str, read, resolve=None, hops: int = 0) -> HydraApp | None:
             for deco in node.decorator_list:
                 if isinstance(deco, ast.Call) and _dotted(deco.func) in names:
                     return _declared(path, deco, calls)
-    if hops >= _HOPS:
+    if hops >= _HOPS or not follow:
         return None
     for target in _imported_mains(tree, path, resolve, calls):
         found = hydra_app(target, read, resolve, hops + 1)

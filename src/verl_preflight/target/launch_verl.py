@@ -12,9 +12,10 @@ project's setup put it. So the verl of a launch is the first of (`decide`):
    folder the script is run from (its own folder or one above it, up to the repository
    root); for `python3 x.py`, the program's folder;
 3. a `verl` package in a PYTHONPATH entry the script sets or exports;
-4. what the repository's setup installs into site-packages: a folder it installs with pip
-   (`pip install -e verl`, `cd luffy/verl && pip install -e .`, in a setup script, a
-   Dockerfile or a README), a git submodule of verl;
+4. what site-packages holds: the verl of the interpreter `--python PATH` names; else what the
+   repository's setup installs there: a folder it installs with pip (`pip install -e verl`,
+   `cd luffy/verl && pip install -e .`, in a setup script, a Dockerfile or a README), a git
+   submodule of verl;
 5. a release or git commit it pins (requirements files, pyproject, setup.py, setup
    scripts, Dockerfiles, README pip lines, REQUIRED_VERL.txt), the one nearest the script;
 6. a checkout of verl the repository holds that nothing installs, where it holds one;
@@ -42,6 +43,7 @@ from ..core.values import shown_path
 from ..hydra_stage.tree import ConfigSource, in_verl
 from ..shell.directory import resolved, shown
 from ..shell.words import Field
+from .interpreter import ORIGIN as INTERPRETER
 
 PICK = "--verl VERSION or --verl-config DIR picks one"
 
@@ -120,6 +122,7 @@ class Choice:
         self.explicit = explicit  # the run names its verl (step 1)
         self.release = release  # version -> ConfigSource of that release's wheel; None: not fetched
         self._kept: dict = {}
+        self._commits: dict = {}  # (commit, url) -> ConfigSource, or the ConfigTreeError of its fetch (once a run)
 
     def decide(self, spec, script_path: str, repo: Repository | None) -> ConfigSource:
         """The verl of one launch (module docstring)."""
@@ -154,8 +157,8 @@ class Choice:
             found = _package_in(folder, prefix, repo)
             if found is not None:
                 return _from_package(found, f"{how}: {shown_path(found)}")
-        # 4-6: what the repository installs, pins or holds
-        if repo is not None:
+        # 4-6: what the repository installs, pins or holds; with --python, that interpreter's site-packages
+        if repo is not None and not self.main.origin.startswith(INTERPRETER):
             found = self._of_repository(repo, script_path)
             if found is not None:
                 if unknown and not found.missing:
@@ -176,7 +179,7 @@ class Choice:
                 return _from_package(package, f"git submodule {path}, {os.path.relpath(package, repo.root)}")
             if _names_verl(f"{path} {url}") and absent is None:
                 why = f"verl is the git submodule {path}, not checked out here (git submodule update --init)"
-                absent = (why, f"git submodule {path}")
+                absent = (why, f"git submodule {path}", None)
         installs = [i for i in _nearest(repo, script_path, repo.installs()) if _verl_install(i, repo)]
         packages = [p for p in dict.fromkeys(_verl_install(i, repo) for i in installs) if p]
         here = [p for p in packages if os.path.isdir(p)]
@@ -192,14 +195,15 @@ class Choice:
             rel = os.path.relpath(first.folder, repo.root)
             how = f"installed by {first.where(repo.root)}"
             why = f"verl is {rel}/, {how} with pip install -e, and {rel}/verl is not here (clone it there, or give --verl-config)"
-            absent = (why, how)
+            absent = (why, how, first.path)
         pinned = self._pinned(repo, script_path)
         if pinned is not None and not pinned.missing:
-            if absent is not None:  # (the repository names both: the one that can be had here, said with the other)
-                pinned = replace(pinned, origin=f"{pinned.origin}; also {absent[1]}, not here")
+            said_by = {p.path for p in _nearest(repo, script_path, repo.pins())}
+            if absent is not None and absent[2] not in said_by:  # (two the repository names: the one that can
+                pinned = replace(pinned, origin=f"{pinned.origin}; also {absent[1]}, not here")  # be had, and)
             return pinned
         if absent is not None:
-            return _missing(*absent)
+            return _missing(absent[0], absent[1])
         if pinned is not None:
             return pinned
         held = list(repo.walk().packages)
@@ -228,6 +232,7 @@ class Choice:
             named = ", ".join(v or f"commit {r}" for v, r in distinct)
             rel = os.path.relpath(first.path, repo.root)
             return _missing(f"{rel} names several verls ({named}): {PICK}", f"several named by {rel}")
+        pins = [_as_release(p) for p in pins]
         releases = [p for p in pins if p.version]
         if releases:
             first = releases[0]
@@ -238,12 +243,33 @@ class Choice:
             if refs:
                 also += f"; a git reference of verl in {refs[0].where(repo.root)}"
             return self._release_of(first, f"pinned, {where}{also}")
-        how = f"pinned to commit {first.ref}, {where}" if _commit(first.ref) else f"pinned to {first.ref}, {where}"
-        why = (
-            f"the project installs verl at {first.ref} ({how}), not a release: that verl is not at hand here "
-            f"(--verl-config DIR of a checkout at {first.ref}, or --verl VERSION, names one)"
-        )
-        return _missing(why, how)
+        if not _commit(first.ref):  # a branch moves: no one tree is the one the launch meets
+            how = f"pinned to {first.ref}, {where}"
+            why = (
+                f"the project installs verl at {first.ref} ({how}), not a release or a commit: that verl is not at "
+                f"hand here (--verl-config DIR of a checkout at {first.ref}, or --verl VERSION, names one)"
+            )
+            return _missing(why, how)
+        return self._commit_of(first, f"pinned to commit {first.ref}, {where}")
+
+    def _commit_of(self, pin: Pin, how: str) -> ConfigSource:
+        """The tree of a pinned commit, fetched once (releases.commit_source); unchecked where it
+        cannot be had, with the command that makes the launch checkable."""
+        key = (pin.ref, pin.url)
+        if key not in self._commits:
+            try:
+                if self.release is None:
+                    raise ConfigTreeError("commits of verl are not fetched in this run")
+                from .releases import commit_source
+
+                self._commits[key] = commit_source(pin.ref, pin.url)
+            except ConfigTreeError as err:
+                self._commits[key] = err
+        found = self._commits[key]
+        if isinstance(found, ConfigTreeError):
+            why = f"the project installs verl at commit {pin.ref} ({how}), not at hand here: {found} (or --verl git:{pin.ref})"
+            return _missing(why, how)
+        return replace(found, origin=f"{how}: the commit's tree")
 
     def _release_of(self, pin: Pin, how: str) -> ConfigSource:
         main = self.main
@@ -386,6 +412,14 @@ def _missing(why: str, how: str) -> ConfigSource:
     """A verl the launch runs that is not at hand here: `how` says which (the report's
     `verl (how)`), `why` why it is not checked."""
     return ConfigSource("", None, None, how, missing=why)
+
+
+def _as_release(pin: Pin) -> Pin:
+    """A git reference that is a release's tag (`@v0.5.0`) as that release."""
+    import re
+
+    m = re.fullmatch(r"v?([0-9]+\.[0-9]+(?:\.[0-9]+)?(?:\.post[0-9]+)?)", pin.ref or "")
+    return replace(pin, version=m.group(1), ref=None) if m else pin
 
 
 def _commit(ref: str) -> bool:
