@@ -141,6 +141,25 @@ def test_ray_job_submit_runs_the_entry_in_its_working_dir(tmp_path, capsys):
     assert code == 1 and _rules(doc) == [("run.sh", 1, "override-missing-key")]
 
 
+def test_the_entry_modules_own_sys_path_insert_comes_first(tmp_path, capsys):
+    """A project's entry puts its fork first on sys.path (`sys.path.insert(0, os.path.join(
+    os.path.dirname(__file__), "third_party", "fork"))`) before it imports verl: that verl."""
+    root = _repo(tmp_path)
+    _verl(root / "third_party" / "fork", "0.3.0.dev")
+    app = (
+        "import os, sys\n"
+        'sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "third_party", "fork"))\n'
+        + HYDRA_APP.format(path="config", name="trainer")
+    )
+    _write(root / "myproj" / "__init__.py", "")
+    _write(root / "myproj" / "main.py", app)
+    _write(root / "myproj" / "config" / "trainer.yaml", EXTENDS_VERL)
+    script = _write(root / "run.sh", f"python3 -m myproj.main {LAUNCH_ARGS} {KEY}\n")
+    code, doc = _report(capsys, script)
+    ((origin, version),) = _verls(doc)
+    assert code == 1 and version == "0.3.0.dev" and origin.startswith("sys.path.insert at main.py:2"), origin
+
+
 def test_pythonpath_the_script_exports_comes_before_site_packages(tmp_path, capsys):
     root = _repo(tmp_path)
     _verl(root / "third_party" / "fork", "0.5.0.dev")
@@ -401,3 +420,25 @@ def test_a_sourced_files_template_and_a_wrappers_wrapper_give_inputs(tmp_path, c
     assert [f["rule"] for f in doc["findings"] if f["rule"] == "unset-variable"] == []
     (entry,) = doc["scripts"]
     assert {i["name"] for i in entry["inputs"]} >= {"VERL_ROOT", "RESULTS_ROOT", "GPUS_PER_NODE"}, entry["inputs"]
+
+
+# ---- settings per script ----------------------------------------------------------------------------
+
+
+def test_each_script_takes_the_settings_of_its_own_project_whatever_else_is_given(tmp_path, capsys):
+    """Two subprojects with a [tool.validate-scripts] table each: a script is checked with its own
+    project's settings, alone or beside the other's; --show-settings says which apply, from where."""
+    root = _repo(tmp_path)
+    _write(root / "a" / "pyproject.toml", '[tool.validate-scripts]\nseverity = { override-missing-key = "warning" }\n')
+    _write(root / "b" / "pyproject.toml", '[tool.validate-scripts]\nseverity = { override-missing-key = "info" }\n')
+    for name in ("a", "b"):
+        _write(root / name / "run.sh", f"python3 -m verl.trainer.main_ppo {LAUNCH_ARGS} trainer.total_epoch=1\n")
+    alone = _report(capsys, root / "a" / "run.sh")
+    both = _report(capsys, root / "a" / "run.sh", root / "b" / "run.sh")
+    severities = {(os.path.basename(os.path.dirname(f["path"])), f["severity"]) for f in both[1]["findings"]}
+    assert alone[0] == 0 and [f["severity"] for f in alone[1]["findings"]] == ["warning"]
+    assert both[0] == 0 and severities == {("a", "warning"), ("b", "info")}
+    code = main(["--show-settings", str(root / "a" / "run.sh"), str(root / "b" / "run.sh")])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 0 and len(out) == 2
+    assert f"[tool.validate-scripts] in {root / 'a' / 'pyproject.toml'}: severity = " in out[0]

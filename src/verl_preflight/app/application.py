@@ -340,6 +340,86 @@ def _check_severity_ids(args, schema) -> None:
 ON = "on"  # --enable RULE: the rule at its own severity
 
 
+# ---- settings per script ---------------------------------------------------------------------
+
+
+def settings_groups(args) -> dict:
+    """The scripts the paths name, by the settings file that applies to each (the nearest
+    pyproject.toml with the table above it, as ruff finds settings per file): {file or None:
+    [scripts]}, in the order first met. One group (the usual case) is checked as one run."""
+    from .discover import DiscoverError, discover
+    from .settings import FILE, project_settings
+
+    try:
+        files = discover(args.paths, getattr(args, "excludes", ()))
+    except DiscoverError:
+        return {None: list(args.paths)}  # (setup says why)
+    groups: dict = {}
+    use_disk = not getattr(args, "no_cache", False)
+    for f in files:
+        where = project_settings(os.path.dirname(os.path.abspath(f)), use_disk).get(FILE) if f != "-" else None
+        groups.setdefault(where, []).append(f)
+    return groups
+
+
+def show_settings(args) -> int:
+    """--show-settings: for each script the paths name, the settings it is checked with and where
+    they come from."""
+    from .settings import FILE
+
+    for where, files in settings_groups(args).items():
+        group = _grouped_args(args, files)
+        settings = {k: v for k, v in group.settings.items() if k != FILE}
+        source = f"[tool.validate-scripts] in {where}" if where else "no [tool.validate-scripts] above it: the defaults"
+        for f in files:
+            shown = ", ".join(f"{k} = {v!r}" for k, v in sorted(settings.items())) or "(nothing set)"
+            sys.stdout.write(f"{f}: {source}: {shown}\n")
+    return EXIT_OK
+
+
+def _grouped_args(given, files):
+    """The command line's options for `files` alone, with the settings that apply to them."""
+    import argparse
+
+    group = argparse.Namespace(**vars(given))
+    group.paths = list(files)
+    apply_settings(group)
+    return group
+
+
+def validate_groups(given, groups: dict, typed) -> int:
+    """Scripts whose projects have settings of their own: each group checked with its own (verl,
+    schema, severity, stack, device), one report of them all, one exit status. `typed(args)`
+    parses the options that are more than strings (cli._typed)."""
+    if given.fix or given.diff:
+        raise UsageError("--fix and --diff: the scripts given belong to projects with settings of their own; "
+                         "give one project's scripts at a time")
+    start = time.perf_counter()
+    results, unreadable, first = [], [], None
+    for files in groups.values():
+        args = _grouped_args(given, files)
+        typed(args)
+        run = setup(args)
+        first = first or (args, run)
+        from ..store.result_cache import ResultCache
+
+        cache = ResultCache(run.source, run.caches.main.digest, run.opts, use_disk=not args.no_cache)
+        found, missed = run_files(run.files, run.caches, run.opts, args.jobs or 0, cache)
+        found = _reading_helpers(found, run.dependents, set())
+        relocate(found, run.files)
+        for r in found:
+            r.findings = _reseverity(r.findings, args.severity)
+        results += found
+        unreadable += missed
+    args, run = first
+    findings = [f for r in results for f in r.findings]
+    files = [f for group in groups.values() for f in group]
+    _report(args, results, findings, run.source, time.perf_counter() - start, files, [], run.opts.cluster)
+    for line in unreadable:
+        console.say(line)
+    return exit_status(findings, args.strict, bool(unreadable))
+
+
 def _reseverity(findings, severity: dict) -> list:
     """[tool.validate-scripts] severity: a rule's findings at another severity, or none (off); an
     opt-in rule's (rules.Rule.opt_in) only where the severity table or --enable names it."""

@@ -43,14 +43,21 @@ def main(argv=None) -> int:
             from .runner import TRACEBACK
 
             os.environ[TRACEBACK] = "1"
+        given = argparse.Namespace(**vars(args))  # (before the settings: each project's apply to its own scripts)
         application.apply_settings(args)
         _typed(args, args.settings.get("stack"))
-        if preflight:
+        if getattr(args, "show_settings", False):
+            status = application.show_settings(args)
+        elif preflight:
             status = application.preflight(args)
         elif args.verl and len(args.verl) > 1:
             status = application.matrix(args)
         else:
-            status = application.validate(args, argv)
+            groups = application.settings_groups(args)
+            if len(groups) > 1:  # scripts of projects with settings of their own: each checked with its own
+                status = application.validate_groups(given, groups, lambda a: _typed(a, a.settings.get("stack")))
+            else:
+                status = application.validate(args, argv)
         file_digests.save()
         return status
     except UsageError as err:
@@ -110,6 +117,11 @@ def _parser() -> argparse.ArgumentParser:
         "never imported) is the installed one, before what the repository's setup says",
     )
     p.add_argument("--format", choices=["text", "json", "sarif", "github"], default="text")
+    p.add_argument(
+        "--show-settings",
+        action="store_true",
+        help="print the [tool.validate-scripts] settings each script given is checked with, and from where",
+    )
     p.add_argument(
         "--profile",
         action="append",

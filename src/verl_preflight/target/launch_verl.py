@@ -7,7 +7,9 @@ project's setup put it. So the verl of a launch is the first of (`decide`):
 
 1. the one the run names: `--verl VERSION`, `--verl-config DIR`, `VERL_CONFIG_DIR`, the
    settings' `verl` / `verl-config`;
-2. a `verl` package in the folder the launch runs in: the script's `cd` before it
+2. a `verl` package in a folder the entry module puts first on sys.path
+   (`sys.path.insert(0, os.path.join(os.path.dirname(__file__), "verl"))`), else in the
+   folder the launch runs in: the script's `cd` before it
    (`cd "$ROOT/luffy/verl"`), `ray job submit --working-dir`, `env -C`; with no `cd`, the
    folder the script is run from (its own folder or one above it, up to the repository
    root); for `python3 x.py`, the program's folder;
@@ -43,6 +45,7 @@ from ..core.values import shown_path
 from ..hydra_stage.tree import ConfigSource, in_verl
 from ..shell.directory import resolved, shown
 from ..shell.words import Field
+from ..sources.path_inserts import inserted
 from .interpreter import ORIGIN as INTERPRETER
 
 PICK = "--verl VERSION or --verl-config DIR picks one"
@@ -63,6 +66,8 @@ def place_of(spec, script_path: str, root: str | None) -> Place:
     cwd_field = spec.env.get("PWD")
     folders = []
     app = getattr(spec, "app", None)
+    if app is not None:  # the entry's own `sys.path.insert(0, ...)` runs before it imports verl
+        folders += [(f, f"sys.path.insert at {os.path.basename(app.file)}:{line}", None) for f, line in inserted(app.file)]
     if app is not None and app.file.endswith(".py") and spec.module.endswith(".py"):
         folders.append((os.path.dirname(app.file), f"the folder of {os.path.basename(app.file)}", None))
         started = False
