@@ -52,7 +52,7 @@ def hydra_app(path: str, read, resolve=None, hops: int = 0, follow: bool = True)
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for deco in node.decorator_list:
-                if isinstance(deco, ast.Call) and _dotted(deco.func) in names:
+                if isinstance(deco, ast.Call) and dotted_name(deco.func) in names:
                     return _declared(path, deco, calls)
     if hops >= _HOPS or not follow:
         return None
@@ -79,11 +79,12 @@ def _declared(path: str, deco: ast.Call, calls: frozenset) -> HydraApp:
     return HydraApp(path, deco.lineno, values["config_path"], values["config_name"], calls)
 
 
-def _dotted(node: ast.expr) -> str | None:
+def dotted_name(node: ast.expr) -> str | None:
+    """`a.b.c` of a name or an attribute chain; None for anything else."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
-        head = _dotted(node.value)
+        head = dotted_name(node.value)
         return f"{head}.{node.attr}" if head else None
     return None
 

@@ -15,6 +15,7 @@ import os
 import warnings
 
 from ..store.dependencies import read_source
+from .hydra_app import dotted_name
 
 
 def inserted(path: str) -> list[tuple[str, int]]:
@@ -32,7 +33,7 @@ def inserted(path: str) -> list[tuple[str, int]]:
     out = []
     for node in tree.body:
         call = node.value if isinstance(node, ast.Expr) else None
-        if not (isinstance(call, ast.Call) and _dotted(call.func) == "sys.path.insert" and len(call.args) == 2):
+        if not (isinstance(call, ast.Call) and dotted_name(call.func) == "sys.path.insert" and len(call.args) == 2):
             continue
         if not (isinstance(call.args[0], ast.Constant) and call.args[0].value == 0):
             continue
@@ -42,15 +43,6 @@ def inserted(path: str) -> list[tuple[str, int]]:
     return list(reversed(out))
 
 
-def _dotted(node) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr}" if base else None
-    return None
-
-
 def _folder(node, file: str) -> str | None:
     """The path `node` builds, from the module's own file; None when it is not built so."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -58,7 +50,7 @@ def _folder(node, file: str) -> str | None:
     if isinstance(node, ast.Name) and node.id == "__file__":
         return file
     if isinstance(node, ast.Call):
-        name = _dotted(node.func)
+        name = dotted_name(node.func)
         args = [_folder(a, file) if not (isinstance(a, ast.Constant) and isinstance(a.value, str)) else a.value
                 for a in node.args]
         if name in ("os.path.dirname", "dirname") and len(args) == 1 and args[0]:

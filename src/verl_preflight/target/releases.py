@@ -85,12 +85,7 @@ def _fetch(version: str, root: str) -> None:
             for member in wheel.namelist():
                 if member.startswith("verl/") and ".." not in member.split("/"):
                     wheel.extract(member, staging)
-        if not os.path.isfile(os.path.join(staging, "verl", "trainer", "config", "ppo_trainer.yaml")):
-            raise ConfigTreeError(f"--verl {version}: the wheel has no verl/trainer/config")
-        try:
-            os.replace(staging, root)
-        except OSError:  # another process got there first
-            pass
+        _settle(staging, root, f"--verl {version}: the wheel")
 
 
 _COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
@@ -136,8 +131,14 @@ def _fetch_commit(commit: str, url: str, root: str, named: str) -> None:
         staging = tempfile.mkdtemp(prefix=".tmp-", dir=_ensure(os.path.dirname(root)))
         with tarfile.open(os.path.join(tmp, "verl.tar")) as tar:
             tar.extractall(staging, filter="data")  # (no path out of staging, no device, no link out)
+    _settle(staging, root, f"commit {commit} of verl")
+
+
+def _settle(staging: str, root: str, what: str) -> None:
+    """The unpacked `verl/` in `staging` becomes `root` at once (a reader never sees half of it);
+    ConfigTreeError where it has no config tree."""
     if not os.path.isfile(os.path.join(staging, "verl", "trainer", "config", "ppo_trainer.yaml")):
-        raise ConfigTreeError(f"commit {commit} of verl has no verl/trainer/config")
+        raise ConfigTreeError(f"{what} has no verl/trainer/config")
     try:
         os.replace(staging, root)
     except OSError:  # another process got there first
