@@ -442,3 +442,43 @@ def test_each_script_takes_the_settings_of_its_own_project_whatever_else_is_give
     out = capsys.readouterr().out.splitlines()
     assert code == 0 and len(out) == 2
     assert f"[tool.validate-scripts] in {root / 'a' / 'pyproject.toml'}: severity = " in out[0]
+
+
+def test_an_entry_that_runs_a_worker_of_its_own_is_not_judged_by_verls_workers(tmp_path, capsys):
+    """verl-recipe's dance_grpo: its entry builds `DiffusionActorRolloutWorker(Worker, ...)`, which
+    never converts `actor_rollout_ref.model` into verl's HFModelConfig: a field that dataclass
+    lacks is an info there (a worker subclassing verl's own inherits the conversion: an error)."""
+    root = _repo(tmp_path)
+    _write(root / "dance" / "__init__.py", "")
+    _write(root / "dance" / "main_dance.py", HYDRA_APP.format(path="config", name="dance_trainer"))
+    _write(root / "dance" / "config" / "dance_trainer.yaml", EXTENDS_VERL)
+    workers = root / "dance" / "diffusion_workers.py"
+    _write(workers, "from verl.single_controller.base import Worker\n\n\nclass DiffusionWorker(Worker):\n    pass\n")
+    script = _write(
+        root / "run.sh",
+        f"python3 -m dance.main_dance {LAUNCH_ARGS} model_engine=dp +actor_rollout_ref.model.latent_w=64\n",
+    )
+    code, doc = _report(capsys, script)
+    found = [f for f in doc["findings"] if f["rule"] == "config-field"]
+    assert code == 0 and found and {f["severity"] for f in found} == {"info"}, doc["findings"]
+    assert "DiffusionWorker (diffusion_workers.py:4)" in found[0]["message"]
+    workers.write_text("from verl.workers.fsdp_workers import ActorRolloutRefWorker\n\n\nclass W(ActorRolloutRefWorker):\n    pass\n")
+    code, doc = _report(capsys, script)
+    assert code == 1 and {f["severity"] for f in doc["findings"] if f["rule"] == "config-field"} == {"error"}
+
+
+def test_a_subpackage_named_verl_of_the_project_is_its_own_and_a_uv_git_source_pins(tmp_path, capsys):
+    """NovaSky-AI/SkyRL: `uv run -m skyrl_agent.integrations.verl.verl_main_ppo` is the project's
+    module (its `verl` subpackage is no copy of verl), and `[tool.uv.sources] verl = { git = ...,
+    rev = "main" }` pins a branch: unchecked, saying so, never the installed verl."""
+    root = _repo(tmp_path)
+    _write(root / "pyproject.toml", '[tool.uv.sources]\nverl = { git = "https://github.com/x/verl-fork", rev = "main" }\n')
+    folder = root / "skyrl_agent" / "integrations" / "verl"
+    for f in (root / "skyrl_agent", root / "skyrl_agent" / "integrations", folder):
+        _write(f / "__init__.py", "")
+    _write(folder / "verl_main_ppo.py", HYDRA_APP.format(path="config", name="trainer"))
+    _write(folder / "config" / "trainer.yaml", EXTENDS_VERL)
+    script = _write(root / "run.sh", f"uv run --isolated -m skyrl_agent.integrations.verl.verl_main_ppo {LAUNCH_ARGS}\n")
+    code, doc = _report(capsys, script)
+    (launch,) = _launches(doc)
+    assert code == 0 and doc["findings"] == [] and "pinned to main, pyproject.toml:2" in launch["unchecked"]

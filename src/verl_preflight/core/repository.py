@@ -225,11 +225,22 @@ class Repository:
         and on nothing read for another script."""
         read = read or self.text
         found: dict[str, str] = {}
-        for path in self._templates(script_path, read):  # a sourced file's template: what it sets
-            self._inputs_of(path, _CI_ASSIGNED, found, read(path))
         for path in self._documents():
             self._inputs_of(path, _DOC_ASSIGNED, found, read(path))
         for path in self._ci_files():
+            self._inputs_of(path, _CI_ASSIGNED, found, read(path))
+        for name, where in self.script_inputs(script_path, read).items():
+            found.setdefault(name, where)
+        return found
+
+    def script_inputs(self, script_path: str, read=None) -> dict[str, str]:
+        """The variables given to this script itself (documented_inputs): by the template of a file
+        it sources, or by a wrapper that runs it (or runs one that does) and exports them. Under
+        `set -u` only these make a variable the script never assigns an input: a README line or
+        a CI step may be about another script."""
+        read = read or self.text
+        found: dict[str, str] = {}
+        for path in self._templates(script_path, read):  # a sourced file's template: what it sets
             self._inputs_of(path, _CI_ASSIGNED, found, read(path))
         names, seen = [os.path.basename(script_path)], {os.path.abspath(script_path)}
         for _ in range(_WRAPPER_DEPTH):  # a wrapper of this script, a wrapper of that one (run-direct.sh runs

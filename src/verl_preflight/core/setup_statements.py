@@ -45,6 +45,7 @@ _RELEASE = re.compile(r"(?<![\w.-])verl(?:\[[^\]\n]*\])?\s*===?\s*([0-9][0-9A-Za
 _GIT = re.compile(r"git\+(\S*?/verl(?:\.git)?)@([\w.+/-]+)")
 _CHECKOUT = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?checkout\s+([\w.+/-]+)")
 _CLONE = re.compile(r"\bgit\s+clone\b[^\n]*?(\S+/verl(?:\.git)?)(?![\w-])")
+_UV_SOURCE = re.compile(r'^\s*verl\s*=\s*\{[^}]*\bgit\s*=\s*"([^"]+)"[^}]*\}')  # [tool.uv.sources]
 _UPSTREAM = re.compile(r"^\s*UPSTREAM\s*=\s*(\S+)\s*$")
 _NAMES_VERL = re.compile(r"(?<![\w-])verl(?![\w-])")  # a path or URL that names verl (not verl-agent, my_verl)
 _SETUP_SCRIPT = re.compile(r"(install|setup|deploy|env|requirements|docker)", re.IGNORECASE)
@@ -342,6 +343,10 @@ def _pins_in(text: str, path: str, root: str) -> list[Pin]:
         m = _CHECKOUT.search(code)
         if cloned and m:
             out.append(Pin(path, number, ref=m.group(1), url=cloned))
+        uv = _UV_SOURCE.match(line) if name == "pyproject.toml" else None
+        if uv:  # [tool.uv.sources] verl = { git = "URL", rev|branch|tag = "REF" }
+            ref = re.search(r'\b(?:rev|tag|branch)\s*=\s*"([^"]+)"', uv.group(0))
+            out.append(Pin(path, number, ref=ref.group(1) if ref else "the default branch", url=_url(uv.group(1))))
         if name == REQUIRED_VERL:
             tag, commit, up = _REQUIRED_TAG.match(line), _REQUIRED_COMMIT.match(line), _UPSTREAM.match(line)
             if up:

@@ -72,6 +72,20 @@ def _project_folders(script_path: str):
         cur = parent
 
 
+def _verls_own(module: str, root: str, folders: tuple) -> bool:
+    """A module of verl's (`verl.trainer.main_ppo`, a recipe beside verl's package, a verl vendored
+    under another package: `myproj.verl.trainer.main_ppo` where myproj/verl is a verl package), not
+    one of the project's own (a recipe of verl's recipe repository; `skyrl_agent.integrations.verl.
+    verl_main_ppo`, whose `verl` is a subpackage of the project's, no verl)."""
+    inner = in_verl(module)
+    if inner is None or _of_recipe_tree(module, root, folders):
+        return False
+    if inner == module:
+        return True
+    prefix = module[: -len(inner)].rstrip(".").split(".")
+    return any(os.path.isdir(os.path.join(f, *prefix, "verl", "trainer")) for f in (*folders, root))
+
+
 def _of_recipe_tree(module: str, root: str, folders: tuple) -> bool:
     """`recipe.X.Y` launched where no `recipe/` folder is (a repository that is verl's recipe
     tree, meant to sit at verl/recipe: repository.module_file finds its own X/Y.py)."""
@@ -807,7 +821,7 @@ class ConfigCaches:
         repository's root; (None, None) when it is none of the project's (a module of verl's).
         The app is None where the module runs no Hydra app (an argparse program)."""
         repo = self.repositories.of(script_path)
-        if repo is None or in_verl(module) is not None and not _of_recipe_tree(module, repo.root, folders):
+        if repo is None or _verls_own(module, repo.root, folders):
             return None, None
         key = (repo.root, os.path.dirname(os.path.abspath(script_path)), module, folders)
         if key not in self._apps:

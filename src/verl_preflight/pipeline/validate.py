@@ -186,7 +186,8 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
     documented = (lambda: repo.documented_inputs(path, read_file.text)) if repo is not None else None
     context = ScriptContext(script, parsed, all_launches, read_file.text, info, set_by_environment(script), documented)
     result.inputs = inputs_of(context)
-    findings = _documented_are_inputs(findings, context, result)
+    given = (lambda: repo.script_inputs(path, read_file.text)) if repo is not None else None
+    findings = _given_are_inputs(findings, given, result)
     if opts.schema is not None:
         findings.extend(run_script_rules(opts.schema, context))
     if allowance.timed_out:  # what was found so far depends on the machine's load: none of it
@@ -208,19 +209,19 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
     return result
 
 
-def _documented_are_inputs(findings: list, context, result) -> list:
-    """Under `set -u`, a variable the repository gives a value elsewhere (a wrapper that runs this
-    script exports it, its README documents it: repository.documented_inputs) is an input of the
-    script, listed in its note, not an `unset-variable` warning."""
+def _given_are_inputs(findings: list, given, result) -> list:
+    """Under `set -u`, a variable given to this script (the template of a file it sources, a
+    wrapper that runs it: repository.script_inputs) is an input, listed in its note, not an
+    `unset-variable` warning. `given()`: those variables, asked only where such a warning is."""
     unset = {f.key for f in findings if f.rule == UnsetVariable.id and f.key}
-    if not unset or context.documented is None:
+    if not unset or given is None:
         return findings
-    given = {name: where for name, where in context.documented.items() if name in unset}
-    if not given:
+    inputs = {name: where for name, where in given().items() if name in unset}
+    if not inputs:
         return findings
     have = {name for name, _ in result.inputs}
-    result.inputs = [*result.inputs, *((n, w) for n, w in sorted(given.items()) if n not in have)]
-    return [f for f in findings if not (f.rule == UnsetVariable.id and f.key in given)]
+    result.inputs = [*result.inputs, *((n, w) for n, w in sorted(inputs.items()) if n not in have)]
+    return [f for f in findings if not (f.rule == UnsetVariable.id and f.key in inputs)]
 
 
 def _buffer(path: str, opts: Options) -> bytes:

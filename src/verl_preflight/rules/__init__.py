@@ -45,6 +45,9 @@ class Rule:
     # "key": the rule says a key cannot be where it is (no such key, no such field, the wrong arm);
     # what several such rules say of one key at one place is one mistake, reported once
     concern: ClassVar[str] = "value"
+    # what it checks is what verl's own workers do with the config (its dataclasses, its batch split,
+    # its registries): an entry that runs a worker of its own is not judged by it (run_launch_rules)
+    reads_verls_workers: ClassVar[bool] = False
     default_params: ClassVar[dict] = {}
     # why no fixture can make this rule fire (None: it has bad.sh and good.sh fixtures)
     no_fixture: ClassVar[str | None] = None
@@ -161,8 +164,38 @@ def get(rule_id: str) -> type[Rule] | None:
 
 
 def run_launch_rules(schema, view, ctx) -> list[Finding]:
-    """Every launch-scoped policy of the schema over one launch in one profile."""
-    return [f for policy in schema.policies if policy.scope == "launch" for f in policy.check_launch(view, ctx)]
+    """Every launch-scoped policy of the schema over one launch in one profile. A rule that reads
+    what verl's workers do with the config (Rule.reads_verls_workers) says no more than an info
+    where the launch's entry runs workers of its own (sources.own_workers)."""
+    out = []
+    own = None
+    for policy in schema.policies:
+        if policy.scope != "launch":
+            continue
+        found = policy.check_launch(view, ctx)
+        if found and getattr(policy, "reads_verls_workers", False):
+            own = own if own is not None else (_own_worker(view) or "")
+            if own:
+                found = [_not_followed(f, own) for f in found]
+        out.extend(found)
+    return out
+
+
+def _own_worker(view) -> str | None:
+    """The worker of its own a project's entry runs (sources.own_workers), from its folder."""
+    import os
+
+    from ..sources.own_workers import own_worker
+
+    app = getattr(view.spec, "app", None)
+    return own_worker(os.path.dirname(app.file)) if app is not None else None
+
+
+def _not_followed(finding: Finding, own: str) -> Finding:
+    from dataclasses import replace
+
+    said = f"{finding.message} (the entry runs a worker of its own, {own}: verl's, which this reads, does not run)"
+    return replace(finding, severity=weaker(finding.severity, "info"), message=said)
 
 
 def run_script_rules(schema, script_ctx) -> list[Finding]:

@@ -166,7 +166,15 @@ def parse_script(path: str, source: bytes) -> Script:
         patched = _COMMENT_IN_BACKTICKS.sub(_blank_comment, source)
         if patched != source:
             source, tree = patched, _parser().parse(_NOT_A_COMMENT.sub(rb"\1_", patched))
+    if tree.root_node.has_error and _SUBSTRING_OFFSET.search(source):
+        tree = _parser().parse(_SUBSTRING_OFFSET.sub(rb"\1 ", _NOT_A_COMMENT.sub(rb"\1_", source)))
     return Script(path=path, source=source, tree=tree)
+
+
+# `${ARGUMENT:$KEY_LENGTH+1}`: a substring whose offset is an expansion. tree-sitter-bash stops
+# after the `:` and asks for a `}`; it parses `${ARGUMENT: KEY_LENGTH+1}` (same offsets), and the
+# offset's text, read from the source, is the same arithmetic to bash.
+_SUBSTRING_OFFSET = re.compile(rb"(\$\{[A-Za-z_][A-Za-z0-9_]*:)\$(?=[A-Za-z_])")
 
 
 # `\ #x` (or a tab): an escaped blank, then `#` in the same word: bash reads the word ` #x`, not a
@@ -280,7 +288,18 @@ def _bash_accepts(script: Script, node) -> bool:
         if script.source[node.start_byte : node.end_byte].strip(b"[]") == b"":
             return True
         return expansion_operand_arithmetic(script, parent) is not None
-    return False
+    outer = _enclosing_expansion(node)  # `${N:=$(( A * (B + 1) ))}`: tree-sitter reads `$( (...) )` inside it
+    return outer is not None and expansion_operand_arithmetic(script, outer) is not None
+
+
+def _enclosing_expansion(node):
+    """The nearest `${...}` the node is inside, or None."""
+    cur = node.parent
+    while cur is not None:
+        if cur.type == "expansion":
+            return cur
+        cur = cur.parent
+    return None
 
 
 def expansion_operand_arithmetic(script: Script, node) -> str | None:

@@ -192,6 +192,8 @@ def _search_path(spec, source, root: str | None, primary: str, config_name: str 
             return extra, f"--config-dir={value}: the folder the launch starts in is not known", None
         extra.append(os.path.normpath(folder))
     entries = _searchpath_override(spec)
+    if entries is _AT_RUN_TIME:
+        return extra, "hydra.searchpath given on the command line is known only at run time", None
     if entries is None and config_name:
         entries = _searchpath_in(primary, config_name)
     for entry in entries or ():
@@ -228,10 +230,16 @@ def _relative_folder(path: str, root: str | None, source) -> str | None:
     return os.path.join(root, path) if root is not None else None
 
 
-def _searchpath_override(spec) -> list[str] | None:
-    """`hydra.searchpath=[a,b]` on the command line (it replaces the root config's), else None."""
+_AT_RUN_TIME = object()  # (a searchpath override whose value only the run knows: spec_diag's file://$VERL_HYDRA_CONFIG_DIR)
+
+
+def _searchpath_override(spec):
+    """`hydra.searchpath=[a,b]` on the command line (it replaces the root config's), else None;
+    _AT_RUN_TIME where its value is known only at run time."""
     for o in reversed(spec.overrides):
         text = o.display
+        if text.startswith("hydra.searchpath=") and not o.known:
+            return _AT_RUN_TIME
         if text.startswith("hydra.searchpath=") and o.known:
             value = text.split("=", 1)[1].strip()
             if value.startswith("[") and value.endswith("]"):

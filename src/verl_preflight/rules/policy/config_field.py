@@ -101,6 +101,7 @@ class ConfigField(Rule):
     concern = "key"  # one mistake with the other rules that say a key cannot be here
     stage = "policy"
     scope = "launch"
+    reads_verls_workers = True
     summary = "a `+key` that adds a field the config's dataclass does not have"
     why = (
         "Hydra accepts `+key=value` anywhere, but verl turns each config section with a `_target_` into its "

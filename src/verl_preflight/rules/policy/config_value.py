@@ -43,6 +43,7 @@ class ConfigValue(Rule):
     severity = "error"
     stage = "policy"
     scope = "launch"
+    reads_verls_workers = True
     summary = "a value verl refuses: outside its dataclass's checks or not in the registry verl looks it up in"
     why = (
         "Hydra stores any string, but verl checks some values. Its config dataclasses check fields against a "

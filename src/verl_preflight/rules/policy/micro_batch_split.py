@@ -80,6 +80,7 @@ class MicroBatchSplit(Rule):
     severity = "error"
     stage = "policy"
     scope = "launch"
+    reads_verls_workers = True
     summary = (
         "the per-GPU mini batch verl computes (mini x rollout.n / data-parallel ranks) must be positive, divide a "
         "rank's batch and split into the micro batches, as the launch's verl version (and Megatron-Core's pipeline "
