@@ -392,10 +392,11 @@ def main():
     parser.parse_args()
 '''
     _write(package / "trainer" / "main_ppo.py", main_ppo)
-    script = _write(root / "run.sh", "python3 -m verl.trainer.main_ppo configs/gsm8k.yaml\n")
-    code, doc = _report(capsys, script)
-    (launch,) = _launches(doc)
-    assert code == 0 and doc["findings"] == [] and "reads options of its own (argparse" in launch["unchecked"]
+    for line in ("configs/gsm8k.yaml", "--config-name gsm8k trainer.total_epochs=2"):  # (its own option, or refused)
+        script = _write(root / "run.sh", f"python3 -m verl.trainer.main_ppo {line}\n")
+        code, doc = _report(capsys, script)
+        (launch,) = _launches(doc)
+        assert code == 0 and doc["findings"] == [] and "reads options of its own (argparse" in launch["unchecked"]
 
 
 # ---- inputs the repository gives in other ways ----------------------------------------------------
@@ -482,3 +483,27 @@ def test_a_subpackage_named_verl_of_the_project_is_its_own_and_a_uv_git_source_p
     code, doc = _report(capsys, script)
     (launch,) = _launches(doc)
     assert code == 0 and doc["findings"] == [] and "pinned to main, pyproject.toml:2" in launch["unchecked"]
+
+
+def test_a_page_that_runs_the_script_from_a_verl_checkout_leaves_it_unchecked(tmp_path, capsys):
+    """Ascend/MindSpeed's tests_extend/system_tests/verl: the README beside the script says `cd
+    verl` then `bash qw3-30bmoe-grpo-2node_base.sh`: it runs in a checkout of verl that is not in
+    this repository, whose `verl` it imports first. Unchecked, saying so, never the installed verl."""
+    root = _repo(tmp_path)
+    folder = root / "tests_extend" / "system_tests" / "verl"
+    _write(folder / "README.md", "```bash\n# from the verl checkout\ncd verl\nnohup bash run_qw3.sh > log 2>&1 &\n```\n")
+    script = _write(folder / "run_qw3.sh", f"python3 -m verl.trainer.main_ppo {LAUNCH_ARGS} {KEY}\n")
+    code, doc = _report(capsys, script)
+    (launch,) = _launches(doc)
+    assert code == 0 and "README.md:4 runs this script from tests_extend/system_tests/verl/verl/" in launch["unchecked"]
+
+
+def test_a_page_that_names_the_pin_as_code_pins_it(tmp_path, capsys, monkeypatch):
+    """AgentR1/Agent-R1's README: "the current version requires `verl==0.7.0`" (prose, the pin as
+    code): that release, not the installed verl."""
+    monkeypatch.setenv("VERL_PREFLIGHT_WHEELS", _wheels())
+    root = _repo(tmp_path)
+    _write(root / "README.md", "Agent-R1 uses verl's environment, and requires **`verl==0.8.0`**.\n")
+    script = _write(root / "run.sh", f"python3 -m verl.trainer.main_ppo {LAUNCH_ARGS} trainer.total_epochs=2\n")
+    code, doc = _report(capsys, script)
+    assert _verls(doc) == {("pinned, README.md:1: the release's wheel", "0.8.0")}

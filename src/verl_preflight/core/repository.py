@@ -42,6 +42,7 @@ from .setup_statements import (
     _installs_in,
     _page,
     _pins_in,
+    _runs_in,
     scope_of,
     statements_digest,
     walk_repository,
@@ -97,6 +98,7 @@ class Repository:
         self.root = root
         self._walk: Walk | None = None
         self._installs: list | None = None
+        self._runs: list | None = None
         self._scripts: list | None = None
         self.files_read: dict[str, str | None] = {}  # every file read or looked for: path -> digest or None
 
@@ -194,6 +196,13 @@ class Repository:
                 found.extend(_installs_in(_page(path), path, self.root))
             self._installs = found
         return self._installs
+
+    def runs(self) -> list:
+        """Every run of a shell script in the repository's pages and setup scripts, with the folder
+        it is run from (setup_statements.Run: `cd exp_scripts && bash train.sh`)."""
+        if self._runs is None:
+            self._runs = [r for p in (*self.walk().pin_files, *self.walk().documents) for r in _runs_in(_page(p), p, self.root)]
+        return self._runs
 
     def pins(self) -> list[Pin]:
         """Every verl release or git reference the repository's files ask for, in the order

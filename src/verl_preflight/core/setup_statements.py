@@ -45,6 +45,7 @@ _RELEASE = re.compile(r"(?<![\w.-])verl(?:\[[^\]\n]*\])?\s*===?\s*([0-9][0-9A-Za
 _GIT = re.compile(r"git\+(\S*?/verl(?:\.git)?)@([\w.+/-]+)")
 _CHECKOUT = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?checkout\s+([\w.+/-]+)")
 _CLONE = re.compile(r"\bgit\s+clone\b[^\n]*?(\S+/verl(?:\.git)?)(?![\w-])")
+_INLINE_PIN = re.compile(r"`verl(?:\[[^\]`]*\])?\s*==\s*([0-9][0-9A-Za-z.+!-]*)`")  # a code span that is the pin alone
 _UV_SOURCE = re.compile(r'^\s*verl\s*=\s*\{[^}]*\bgit\s*=\s*"([^"]+)"[^}]*\}')  # [tool.uv.sources]
 _UPSTREAM = re.compile(r"^\s*UPSTREAM\s*=\s*(\S+)\s*$")
 _NAMES_VERL = re.compile(r"(?<![\w-])verl(?![\w-])")  # a path or URL that names verl (not verl-agent, my_verl)
@@ -175,6 +176,8 @@ def statements_digest(root: str, walk: Walk | None = None) -> str:
             h.update(f"{i}\0".encode())
         for p in _pins_in(text, path, root):
             h.update(f"{p}\0".encode())
+        for r in _runs_in(text, path, root):
+            h.update(f"{r}\0".encode())
     return h.hexdigest()
 
 
@@ -259,6 +262,46 @@ def _code_lines(text: str, path: str):
         if inside:
             yield number, line, fresh
             fresh = False
+
+
+@dataclass(frozen=True)
+class Run:
+    """A page or setup script that runs a script of the repository (`cd exp_scripts && bash
+    train.sh`): the script as named, the folder it is run from (relative to the folder the
+    commands start in, `scope`; None: a `cd` not followed), where it says so."""
+
+    script: str
+    cwd: str | None
+    path: str
+    line: int
+    scope: str
+
+    def where(self, root: str) -> str:
+        return f"{os.path.relpath(self.path, root)}:{self.line}"
+
+
+_RUNS_SCRIPT = re.compile(r"^(?:nohup\s+|time\s+)?(?:(?:bash|sh)\s+(?:-\w+\s+)*|\./)([\w./-]+\.sh)\b")
+
+
+def _runs_in(text: str, path: str, root: str) -> list[Run]:
+    """The runs of shell scripts in one file's code, with the folder each is run from."""
+    page = not _is_pin_file(os.path.basename(path))
+    scope = scope_of(path, root)
+    out: list[Run] = []
+    cwd: str | None = ""
+    for number, line, fresh in _code_lines(text, path):
+        if fresh:
+            cwd = ""
+        for command in _commands(line, page):
+            cd = _CD.match(command)
+            if cd:
+                target = cd.group(1).strip("'\"")
+                cwd = None if cwd is None or "$" in target or target.startswith(("/", "~")) else os.path.join(cwd, target)
+                continue
+            run = _RUNS_SCRIPT.match(command)
+            if run:
+                out.append(Run(run.group(1), os.path.normpath(cwd) if cwd is not None else None, path, number, scope))
+    return out
 
 
 def _installs_in(text: str, path: str, root: str) -> list[Install]:
@@ -355,6 +398,10 @@ def _pins_in(text: str, path: str, root: str) -> list[Pin]:
                 out.append(Pin(path, number, version=tag.group(1)))
             if commit:
                 out.append(Pin(path, number, ref=commit.group(1), url=upstream))
+    if page:  # a page's prose that names the requirement as code: `verl==0.7.0` (AgentR1/Agent-R1's README)
+        for number, line in enumerate(text.splitlines(), start=1):
+            for m in _INLINE_PIN.finditer(line):
+                out.append(Pin(path, number, version=m.group(1)))
     return out
 
 

@@ -688,8 +688,10 @@ def _kind_of(message: str) -> HydraKind:
 
 def config_name_of(spec, source) -> str | None:
     """The root config a launch composes: --config-name, else the entry point's own."""
-    from .tree import entry_config_name
+    from .tree import entry_config_name, own_arguments
 
+    if spec.config_name and spec.app is None and source is not None and own_arguments(source, spec.module):
+        return None  # an argparse module: `--config-name` is its own option (or refused), no Hydra's
     if spec.config_name:
         name = spec.config_name
         return name[: -len(".yaml")] if name.endswith(".yaml") else name

@@ -145,7 +145,16 @@ class Choice:
 
     def _decide(self, place: Place, prefix: list, script_path: str, repo: Repository | None) -> ConfigSource:
         # 2, 3: the folders before site-packages
-        if place.started and script_path != "-":
+        run = _documented_run(repo, script_path) if place.started and repo is not None else None
+        if run is not None:  # the repository's pages run the script from a folder (`cd verl && bash x.sh`)
+            folder, how = run
+            if not os.path.isdir(folder):
+                rel = os.path.relpath(folder, repo.root)
+                return _missing(f"{how} runs this script from {rel}/, a checkout of verl that is not here", how)
+            found = _package_in(folder, prefix, repo)
+            if found is not None:
+                return _from_package(found, f"{how} runs it from {os.path.relpath(folder, repo.root)}: {shown_path(found)}")
+        elif place.started and script_path != "-":
             for folder in _run_from(script_path, root_of_repo(repo)):
                 found = _package_in(folder, prefix, repo)
                 if found is not None:
@@ -287,6 +296,26 @@ class Choice:
         except ConfigTreeError as err:
             return ConfigSource("", pin.version, None, how, missing=f"the project's verl {pin.version} ({how}) is not at hand here: {err}")
         return replace(fetched, origin=f"{how}: the release's wheel")
+
+
+def _documented_run(repo: Repository, script_path: str) -> tuple[str, str] | None:
+    """(folder, how) where the repository's pages or setup scripts run this script from (`cd
+    exp_scripts && bash train.sh`; `cd verl && bash qw3.sh` in the README beside it), for a
+    script with no `cd` of its own: a folder here, or a verl checkout's (named verl) that is
+    not; None where none says, or the folder is another that is not here."""
+    here = os.path.abspath(script_path)
+    name = os.path.basename(here)
+    for run in repo.runs():
+        if run.cwd is None or os.path.basename(run.script) != name:
+            continue
+        folder = os.path.normpath(os.path.join(run.scope, run.cwd))
+        exact = os.path.normpath(os.path.join(folder, run.script)) == here
+        beside = run.scope == os.path.dirname(here)  # the page beside the script speaks of it
+        if not (exact or beside) or run.cwd == ".":
+            continue
+        if os.path.isdir(folder) or _names_verl(run.cwd):
+            return folder, run.where(repo.root)
+    return None
 
 
 def _named_elsewhere(repo: Repository, script_path: str) -> ConfigSource | None:
