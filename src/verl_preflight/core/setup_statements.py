@@ -398,8 +398,8 @@ def _pins_in(text: str, path: str, root: str) -> list[Pin]:
                 out.append(Pin(path, number, version=tag.group(1)))
             if commit:
                 out.append(Pin(path, number, ref=commit.group(1), url=upstream))
-    if page:  # a page's prose that names the requirement as code: `verl==0.7.0` (AgentR1/Agent-R1's README)
-        for number, line in enumerate(text.splitlines(), start=1):
+    if page and name.lower().startswith("readme"):  # a README's prose that names the pin alone as code:
+        for number, line in enumerate(text.splitlines(), start=1):  # `verl==0.7.0` (AgentR1/Agent-R1)
             for m in _INLINE_PIN.finditer(line):
                 out.append(Pin(path, number, version=m.group(1)))
     return out
