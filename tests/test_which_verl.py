@@ -507,3 +507,19 @@ def test_a_page_that_names_the_pin_as_code_pins_it(tmp_path, capsys, monkeypatch
     script = _write(root / "run.sh", f"python3 -m verl.trainer.main_ppo {LAUNCH_ARGS} trainer.total_epochs=2\n")
     code, doc = _report(capsys, script)
     assert _verls(doc) == {("pinned, README.md:1: the release's wheel", "0.8.0")}
+
+
+def test_with_no_repository_marker_the_verl_a_folder_above_holds_is_the_one(tmp_path, capsys):
+    """../shared/corpus/verl-v0.7.0: verl's package and its examples with no .git, pyproject.toml or
+    setup.py: a script run from any folder above it imports the verl there, as before this issue
+    (the walk stopped at the script's own folder, and 181 launches were checked against 0.9.1)."""
+    tree = tmp_path / "copy"
+    _verl(tree, "0.7.0.dev")
+    (tree / "setup.py").unlink()
+    script = _write(tree / "examples" / "grpo" / "run.sh", f"python3 -m verl.trainer.main_ppo {LAUNCH_ARGS} {KEY}\n")
+    code, doc = _report(capsys, script)
+    ((origin, version),) = _verls(doc)
+    assert code == 1 and version == "0.7.0.dev" and origin.startswith("vendored"), origin
+    (tree / "examples" / "grpo" / "split.sh").write_text("python3 main_ppo_split.py trainer.total_epochs=2\n")
+    code, doc = _report(capsys, tree / "examples" / "grpo" / "split.sh")
+    assert "a Python program that is not here" in doc["scripts"][0]["no_launch"]["message"]

@@ -59,9 +59,10 @@ def locate(explicit: str | None) -> ConfigSource:
     return ConfigSource(*found(explicit))
 
 
-def _project_folders(script_path: str):
-    """The script's folder and those above it, up to its repository's root (repository.root_of):
-    where `python3 -m` run from the project finds its packages."""
+def project_folders(script_path: str):
+    """The script's folder and those above it, up to its repository's root (repository.root_of;
+    with none, up to the file system's root, 32 at most): the folders a script with no `cd` may
+    be run from, where `python3 -m` finds the project's packages first."""
     root = root_of(script_path)
     cur = os.path.dirname(os.path.abspath(script_path))
     for _ in range(32):
@@ -105,8 +106,8 @@ def _app_of(repo, script_path: str, module: str, folders: tuple = ()) -> tuple:
 
 
 def project_holds(script_path: str, package: str) -> bool:
-    """Whether the script's project (`_project_folders`) holds a top-level package folder."""
-    return script_path != "-" and any(os.path.isdir(os.path.join(d, package)) for d in _project_folders(script_path))
+    """Whether the script's project (`project_folders`) holds a top-level package folder."""
+    return script_path != "-" and any(os.path.isdir(os.path.join(d, package)) for d in project_folders(script_path))
 
 
 @dataclass(frozen=True)

@@ -75,7 +75,7 @@ def named_entry(script):
 class NoLaunch:
     """No profile of the script launches verl; `runs`: what it runs instead that could hold a
     training launch, ((program, kind, (line, ...)), ...), kind "python" (a Python program that
-    is not a verl entry point, given overrides), "followed" (another shell script, followed:
+    is not a verl entry point, given overrides), "python-absent" (one whose file is not here), "followed" (another shell script, followed:
     it launches none either) or "absent" (another shell script that is not here)."""
 
     runs: tuple = ()
@@ -83,6 +83,7 @@ class NoLaunch:
 
     KINDS = {
         "python": "a Python program, not a verl entry point: what it starts is not checked",
+        "python-absent": "a Python program that is not here: what it starts is not checked",
         "followed": "another script, followed: no verl launch there either",
         "absent": "another script, not found from here",
     }

@@ -124,7 +124,8 @@ def validate_script(path: str, caches: ConfigCaches | None, opts: Options) -> Sc
         program = other_program(argv, project_entry) if launch is None else None
         if program is not None:
             if program.endswith(".py"):  # a Python program of the project's that may launch verl itself
-                runs.setdefault((program, "python"), []).append(loc)
+                here = _program_here(program.split()[-1], path)
+                runs.setdefault((program, "python" if here else "python-absent"), []).append(loc)
             for f in argv:
                 if f.loc is not None:
                     elsewhere.setdefault(f.loc, program)
@@ -342,6 +343,17 @@ def _start_folders(env: dict, path: str) -> tuple:
 
     where = resolved(cwd, root_of(path) or os.path.dirname(os.path.abspath(path)))
     return (where,) if where is not None and os.path.isdir(where) else ()
+
+
+def _program_here(program: str, path: str) -> bool:
+    """Whether `python3 program.py` finds its file: beside the script, from its repository's root
+    (where its scripts run), or from here."""
+    if path == "-":
+        return os.path.isfile(program)
+    from ..core.repository import root_of
+
+    bases = (os.path.dirname(os.path.abspath(path)), root_of(path), os.getcwd())
+    return any(b is not None and os.path.isfile(os.path.join(b, program)) for b in bases)
 
 
 def _working_folder(spec, path: str) -> str | None:

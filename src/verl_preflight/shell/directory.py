@@ -29,21 +29,27 @@ if TYPE_CHECKING:
 _OPTIONS = frozenset({"-L", "-P", "-e", "-@", "--"})
 
 
-def start_directory() -> Field:
-    """The directory the script started in: PWD from the environment, known only at run time."""
-    return Field((_start_above(0),))
+_START = ("${PWD}", "$(pwd)")  # how the folder the script started in is written (said as the user wrote it)
 
 
-def _start_above(levels: int) -> Unknown:
+def start_directory(written: str = "${PWD}") -> Field:
+    """The directory the script started in: PWD from the environment, known only at run time
+    (`written`: `$(pwd)` where a substitution asked for it)."""
+    return Field((_start_above(0, written),))
+
+
+def _start_above(levels: int, written: str = "${PWD}") -> Unknown:
     """The folder `levels` above the one the script started in (`cd ..` from there)."""
-    return Unknown("${PWD}" + "/.." * levels, "environment variable PWD")
+    return Unknown(written + "/.." * levels, "environment variable PWD")
 
 
 def _above_start(piece) -> int | None:
     """How many folders above the start `piece` is (_start_above), None for any other piece."""
-    if isinstance(piece, Unknown) and piece.label == "environment variable PWD" and piece.source.startswith("${PWD}"):
-        rest = piece.source[len("${PWD}") :]
-        if rest == "/.." * (len(rest) // 3):
+    if not isinstance(piece, Unknown) or piece.label != "environment variable PWD":
+        return None
+    for written in _START:
+        rest = piece.source[len(written) :] if piece.source.startswith(written) else None
+        if rest is not None and rest == "/.." * (len(rest) // 3):
             return len(rest) // 3
     return None
 
@@ -78,7 +84,8 @@ def _normal(pieces: tuple) -> tuple:
             if part == ".." and parts and parts[-1] != "..":
                 parts.pop()
             elif part == ".." and not parts and out and _above_start(out[-1]) is not None:
-                out[-1] = _start_above(_above_start(out[-1]) + 1)  # above the folder the script started in
+                written = next(w for w in _START if out[-1].source.startswith(w))
+                out[-1] = _start_above(_above_start(out[-1]) + 1, written)  # above the folder the script started in
             elif part == ".." and lead and i == 0:
                 continue  # `/..` is `/`
             else:

@@ -183,7 +183,7 @@ class CommandOutput:
         if name == "pwd":
             if cwd[0] is None:  # no `cd` in the substitution: the script's directory (shell.directory)
                 var = st.vars.get("PWD")
-                value = var.value if var is not None and isinstance(var.value, Field) else start_directory()
+                value = var.value if var is not None and isinstance(var.value, Field) else start_directory("$(pwd)")
                 out.extend((*value.pieces, "\n"))
                 return True
             out.append(cwd[0] + "\n")

@@ -42,7 +42,7 @@ from ..core.config_location import ConfigTreeError, version_file
 from ..core.repository import Repository
 from ..core.setup_statements import Pin, scope_of
 from ..core.values import shown_path
-from ..hydra_stage.tree import ConfigSource, in_verl
+from ..hydra_stage.tree import ConfigSource, in_verl, project_folders
 from ..shell.directory import resolved, shown
 from ..shell.words import Field
 from ..sources.path_inserts import inserted
@@ -155,7 +155,7 @@ class Choice:
             if found is not None:
                 return _from_package(found, f"{how} runs it from {os.path.relpath(folder, repo.root)}: {shown_path(found)}")
         elif place.started and script_path != "-":
-            for folder in _run_from(script_path, root_of_repo(repo)):
+            for folder in project_folders(script_path):
                 found = _package_in(folder, prefix, repo)
                 if found is not None:
                     return _from_package(found, _vendored_how(found))
@@ -178,6 +178,11 @@ class Choice:
                 if unknown and not found.missing:
                     found = replace(found, origin=f"{found.origin}; {unknown[0]} is known only at run time")
                 return found
+        if repo is None and script_path != "-":  # no repository: the verl a folder above the script holds
+            for folder in project_folders(script_path):
+                found = _package_in(folder, prefix, None)
+                if found is not None:
+                    return _from_package(found, _vendored_how(found))
         # 7: the tool's own verl
         return self.main
 
@@ -337,22 +342,6 @@ def _named_elsewhere(repo: Repository, script_path: str) -> ConfigSource | None:
         f"other parts ({shown}): {PICK}",
         f"none named for {folder}/",
     )
-
-
-def root_of_repo(repo: Repository | None) -> str | None:
-    return repo.root if repo is not None else None
-
-
-def _run_from(script_path: str, root: str | None):
-    """The folders a script with no `cd` may be run from: its own, then each above it up to
-    its repository's root (a project's scripts run from its root, as its README says)."""
-    cur = os.path.dirname(os.path.abspath(script_path))
-    for _ in range(32):
-        yield cur
-        parent = os.path.dirname(cur)
-        if parent == cur or cur == root or root is None:
-            return
-        cur = parent
 
 
 def _package_in(folder: str, prefix: list, repo: Repository | None) -> str | None:
