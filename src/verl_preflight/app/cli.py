@@ -244,7 +244,7 @@ def _device_option(p) -> None:
         "--device",
         choices=["gpu", "npu"],
         help="the device every launch runs on (default: each launch's own, from DEVICE, trainer.device, "
-        'Ascend\'s environment, ...; unknown where nothing says: README, "The target")',
+        'Ascend\'s environment, ...; unknown where nothing says: docs/checks.md, "The target")',
     )
 
 

@@ -171,7 +171,7 @@ def _some_profiles(profiles, one: str, many: str) -> str:
 
 
 def target_lines(result, all_profiles) -> list[str]:
-    """`path: note: checked against ...`: the target of the script's launches (README, "The target"),
+    """`path: note: checked against ...`: the target of the script's launches (docs/checks.md, "The target"),
     one line per distinct target, naming its profiles when they are not all of them."""
     from .targets import grouped
 

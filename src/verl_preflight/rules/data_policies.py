@@ -8,7 +8,7 @@ Three kinds, each one small check over a LaunchView:
 Shipped rules subclass a kind and give `spec` in code; a schema entry with
 `kind:` makes a user's own policy of the same classes. `when` takes `engine`,
 `profile` (variable -> value), `target` (`device: gpu|npu`, `mindspeed-bridge:
-true|false`: the launch's target, README "The target") and `key-matches` (key ->
+true|false`: the launch's target, docs/checks.md "The target") and `key-matches` (key ->
 regex on its value). A verdict that turns on a part of the target nothing in the
 script decides (an unknown device, MindSpeed-Bridge left to the default) is a
 warning that says so, never an error.

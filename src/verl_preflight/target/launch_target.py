@@ -63,7 +63,7 @@ class Device:
 
 # ---- the stack ------------------------------------------------------------------
 
-# What the tool assumes when nothing names a version (README, "The target"): the
+# What the tool assumes when nothing names a version (docs/checks.md, "The target"): the
 # GPU path and the default Ascend path of verl's Megatron scripts run Megatron-LM
 # 0.16 and, on Ascend, MindSpeed core_r0.16.0; the MindSpeed-Bridge path (verl
 # PR #7335) runs Megatron-LM core_v0.18.0, MindSpeed core_r0.18.0 and

@@ -15,7 +15,7 @@ class ConfigName(Rule):
     why = (
         "Hydra cannot find the primary config and stops. Checked in the folders Hydra searches for the launch: "
         "the entry point's own, a --config-path (a `$(pwd)/...` path taken from the folder the launch starts "
-        'in, README "The target"), and hydra.searchpath; where one of those is not here it is a note instead.'
+        'in, docs/checks.md "The target"), and hydra.searchpath; where one of those is not here it is a note instead.'
     )
     ground_truth = "hydra-core 1.3.8 hydra/_internal/defaults_list.py:773 (Cannot find primary config)"
     bad = "--config-name=ppo_megatron"

@@ -14,7 +14,7 @@ class ConfigPath(Rule):
     summary = "the launch's config folders are not here, or known only at run time: not checked past the root config"
     why = (
         "A note, not a finding about the script: Hydra reads the root config from the entry point's folder or "
-        '--config-path, and the groups from hydra.searchpath (README, "The target"). Where one of those '
+        '--config-path, and the groups from hydra.searchpath (docs/checks.md, "The target"). Where one of those '
         "folders is not on this machine (a package not installed, a checkout that is not here) or is known only "
         "at run time, the validator cannot compose the launch and says so instead of guessing."
     )

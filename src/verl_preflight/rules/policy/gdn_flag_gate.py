@@ -17,7 +17,7 @@ class GdnFlagGate(AllowedOnlyWhen):
         "read only by MindSpeed-Bridge. On GPU they are keys no TransformerConfig has: the launch fails on "
         "Megatron-Bridge >= 0.5 (an error). On Ascend without the bridge MindSpeed sets them on its global args "
         "and nothing reads them (a warning). The device and whether MindSpeed-Bridge runs are the launch's target "
-        '(DEVICE and USE_MINDSPEED_BRIDGE in verl\'s scripts, README "The target"); where nothing decides them '
+        '(DEVICE and USE_MINDSPEED_BRIDGE in verl\'s scripts, docs/checks.md "The target"); where nothing decides them '
         "the finding is a warning."
     )
     ground_truth = "verl PR #7335 (1dda039b9): examples/grpo_trainer/run_qwen3_5_35b_megatron.sh, the npu arm's gate"

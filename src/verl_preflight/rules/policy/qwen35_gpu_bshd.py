@@ -14,7 +14,7 @@ class Qwen35GpuBshd(RequiredValue):
         "Qwen3.5 mixes Gated Delta Net into its layers. Megatron-Core 0.16 has no packed-sequence (THD) path "
         "for GDN, so on the Megatron engine outside Ascend the launch must run BSHD; Megatron-Core 0.18 adds "
         "a THD path (verl PR #7336), and verl's FSDP engine patches GDN with a varlen path, so neither needs it. "
-        'The device and the megatron-core release are the launch\'s target (README, "The target"): where the '
+        'The device and the megatron-core release are the launch\'s target (docs/checks.md, "The target"): where the '
         "device is not known, or nothing names the release, the finding is a warning."
     )
     ground_truth = (
