@@ -390,6 +390,7 @@ def test_a_script_without_a_verl_launch_says_what_it_runs_instead(tmp_path, caps
         "#!/usr/bin/env bash\npython3 -m verl.trainer.main_ppo trainer.total_epoch=1 \"$@\"\n"
     )
     app = write(tmp_path, "app.sh", "#!/usr/bin/env bash\npython3 main_ppo_split.py trainer.total_epochs=2 \"$@\"\n")
+    (tmp_path / "main_ppo_split.py").write_text("print('no Hydra app')\n")  # (here: a program, not one of verl's)
     (tmp_path / "repo" / "tests").mkdir()
     wrapper = write(tmp_path / "repo" / "tests", "all.sh", "#!/usr/bin/env bash\nbash sub/launch.sh\nbash sub/launch.sh\n")
     monkeypatch.chdir(tmp_path)

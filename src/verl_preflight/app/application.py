@@ -404,11 +404,7 @@ def validate_groups(given, groups: dict, typed) -> int:
         from ..store.result_cache import ResultCache
 
         cache = ResultCache(run.source, run.caches.main.digest, run.opts, use_disk=not args.no_cache)
-        found, missed = run_files(run.files, run.caches, run.opts, args.jobs or 0, cache)
-        found = _reading_helpers(found, run.dependents, set())
-        relocate(found, run.files)
-        for r in found:
-            r.findings = _reseverity(r.findings, args.severity)
+        found, missed = _checked(args, run, cache, set())
         results += found
         unreadable += missed
     args, run = first
@@ -418,6 +414,16 @@ def validate_groups(given, groups: dict, typed) -> int:
     for line in unreadable:
         console.say(line)
     return exit_status(findings, args.strict, bool(unreadable))
+
+
+def _checked(args, run, results_cache, said_dependents: set):
+    """(results, unreadable) of the run's files, each with the severities the settings give."""
+    results, unreadable = run_files(run.files, run.caches, run.opts, args.jobs or 0, results_cache)
+    results = _reading_helpers(results, run.dependents, said_dependents)
+    relocate(results, run.files)
+    for r in results:
+        r.findings = _reseverity(r.findings, args.severity)
+    return results, unreadable
 
 
 def _reseverity(findings, severity: dict) -> list:
@@ -514,12 +520,7 @@ def validate(args, argv=None) -> int:
 
     def check():
         results_cache.forget()
-        results, unreadable = run_files(run.files, run.caches, run.opts, args.jobs or 0, results_cache)
-        results = _reading_helpers(results, run.dependents, said_dependents)
-        relocate(results, run.files)
-        for r in results:
-            r.findings = _reseverity(r.findings, args.severity)
-        return results, unreadable
+        return _checked(args, run, results_cache, said_dependents)
 
     results, unreadable = check()
     said_after = console.unread_profile_keys(results, run.opts.pinned)

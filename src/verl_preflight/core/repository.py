@@ -36,15 +36,10 @@ from ..store.file_digests import file_digest
 from .bounded_read import ReadError, TooLarge
 from .script_reader import read_script
 from .setup_statements import (
-    Install,
-    Pin,
+    Statements,
     Walk,
-    _installs_in,
-    _page,
-    _pins_in,
-    _runs_in,
     scope_of,
-    statements_digest,
+    statements,
     walk_repository,
 )
 
@@ -97,8 +92,7 @@ class Repository:
     def __init__(self, root: str):
         self.root = root
         self._walk: Walk | None = None
-        self._installs: list | None = None
-        self._runs: list | None = None
+        self._statements: Statements | None = None
         self._scripts: list | None = None
         self.files_read: dict[str, str | None] = {}  # every file read or looked for: path -> digest or None
 
@@ -134,10 +128,7 @@ class Repository:
                     return candidate
         if parts[0] == "recipe" and len(parts) > 1 and not os.path.isdir(os.path.join(self.root, "recipe")):
             base = os.path.join(self.root, *parts[1:])
-            if self.exists(os.path.join(self.root, parts[1], "__init__.py")) or self.exists(base + ".py"):
-                for candidate in (base + ".py", os.path.join(base, "__main__.py")):
-                    if self.exists(candidate):
-                        return candidate
+            return next((c for c in (base + ".py", os.path.join(base, "__main__.py")) if self.exists(c)), None)
         return None
 
     def script_file(self, path: str, script_dir: str) -> str | None:
@@ -161,13 +152,21 @@ class Repository:
 
     # ---- the verl it holds, installs and pins ----------------------------------------------
     def walk(self) -> Walk:
-        """What the repository's folders hold that tells of its verl (walk_repository), once. A
-        result that rests on it depends on what the walk and the statements it reads found
-        (STATEMENTS: a page edited elsewhere re-checks nothing)."""
+        """What the repository's folders hold that tells of its verl (walk_repository), once; a
+        result that reads it depends on it as on the statements (their digest holds the walk's)."""
         if self._walk is None:
             self._walk = walk_repository(self.root)
-            self.files_read[STATEMENTS + self.root] = statements_digest(self.root, self._walk)
+            self.statements()
         return self._walk
+
+    def statements(self) -> Statements:
+        """What its setup files and pages say (setup_statements.statements: every file read once).
+        A result that rests on them depends on what they say (STATEMENTS: a page edited elsewhere
+        re-checks nothing)."""
+        if self._statements is None:
+            self._statements = statements(self.root, self.walk())
+            self.files_read[STATEMENTS + self.root] = self._statements.digest
+        return self._statements
 
     def holds_verl(self, folder: str) -> str | None:
         """The `verl` package folder `import verl` finds in `folder` (a regular package: its
@@ -184,36 +183,21 @@ class Repository:
                 out.append((folder, path, url))
         return out
 
-    def installs(self) -> list[Install]:
-        """Every folder of the repository its setup installs with pip (`pip install -e verl`,
-        `cd luffy/verl && pip install -e .`, `uv pip install -e ./x`, `pip install ./x`): read
-        from its setup files and scripts and its Markdown pages (walk_repository), a `cd`
-        followed as the commands run (a page's fenced block, a script, from the folder the
-        file is in, else from the root), each with the folder it speaks for (`scope`)."""
-        if self._installs is None:
-            found: list[Install] = []
-            for path in (*self.walk().pin_files, *self.walk().documents):
-                found.extend(_installs_in(_page(path), path, self.root))
-            self._installs = found
-        return self._installs
+    def installs(self) -> tuple:
+        """Every folder its setup installs with pip (`pip install -e verl`, `cd luffy/verl && pip
+        install -e .`, `pip install ./x`), each with the folder it speaks for (Install.scope)."""
+        return self.statements().installs
 
-    def runs(self) -> list:
-        """Every run of a shell script in the repository's pages and setup scripts, with the folder
-        it is run from (setup_statements.Run: `cd exp_scripts && bash train.sh`)."""
-        if self._runs is None:
-            self._runs = [r for p in (*self.walk().pin_files, *self.walk().documents) for r in _runs_in(_page(p), p, self.root)]
-        return self._runs
+    def runs(self) -> tuple:
+        """Every run of a shell script in its pages and setup scripts, with the folder it is run
+        from (`cd exp_scripts && bash train.sh`)."""
+        return self.statements().runs
 
-    def pins(self) -> list[Pin]:
-        """Every verl release or git reference the repository's files ask for, in the order
-        walk_repository lists them: `verl==X` and `verl @ git+...@REF` in requirements files,
-        pyproject, setup.py, setup scripts, Dockerfiles and the `pip install` lines of its
-        pages; a `git clone .../verl` then `git checkout REF`; REQUIRED_VERL.txt's `TAG=` and
-        `VERL_COMMIT=`."""
-        out: list[Pin] = []
-        for path in (*self.walk().pin_files, *self.walk().documents):
-            out.extend(_pins_in(_page(path), path, self.root))
-        return out
+    def pins(self) -> tuple:
+        """Every verl release or git reference its files ask for, in the order walk_repository
+        lists them (`verl==X`, `verl @ git+...@REF`, a clone of verl then `git checkout REF`,
+        REQUIRED_VERL.txt's `TAG=` and `VERL_COMMIT=`, a uv git source)."""
+        return self.statements().pins
 
     def scope_of(self, path: str) -> str:
         """The folder a file of setup or documentation speaks for: its own, or, for a file in a

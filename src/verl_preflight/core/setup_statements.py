@@ -48,7 +48,6 @@ _CLONE = re.compile(r"\bgit\s+clone\b[^\n]*?(\S+/verl(?:\.git)?)(?![\w-])")
 _INLINE_PIN = re.compile(r"`verl(?:\[[^\]`]*\])?\s*==\s*([0-9][0-9A-Za-z.+!-]*)`")  # a code span that is the pin alone
 _UV_SOURCE = re.compile(r'^\s*verl\s*=\s*\{[^}]*\bgit\s*=\s*"([^"]+)"[^}]*\}')  # [tool.uv.sources]
 _UPSTREAM = re.compile(r"^\s*UPSTREAM\s*=\s*(\S+)\s*$")
-_NAMES_VERL = re.compile(r"(?<![\w-])verl(?![\w-])")  # a path or URL that names verl (not verl-agent, my_verl)
 _SETUP_SCRIPT = re.compile(r"(install|setup|deploy|env|requirements|docker)", re.IGNORECASE)
 # verl's recipe repository: `REQUIRED_VERL.txt` beside each recipe (`TAG=v0.8.0`, `VERL_COMMIT=<sha>`,
 # `ROLLING_VERL_COMMIT=`, `OPTION_A_TAG=`; its `PIP_INSTALL=` lines are read as any pip line)
@@ -100,6 +99,11 @@ class Walk:
         goes changes it (a result that rests on the walk is made again)."""
         text = "\0".join((*self.packages, "", *self.pin_files, "", *self.documents, "", self.bounded or ""))
         return hashlib.sha256(text.encode()).hexdigest()
+
+
+def names_verl(text: str) -> bool:
+    """Whether a path or URL names verl (`verl/`, `.../verl.git`; not verl-agent, my_verl)."""
+    return re.search(r"(?<![\w-])verl(?![\w-])", text) is not None
 
 
 def _is_pin_file(name: str) -> bool:
@@ -165,20 +169,38 @@ def _page(path: str) -> str:
     return data.decode("utf-8", "replace") if data is not None else ""
 
 
-def statements_digest(root: str, walk: Walk | None = None) -> str:
-    """The digest of what a repository says of its verl: the walk's findings and every install
-    and pin statement with its place (what STATEMENTS + root stands for)."""
+@dataclass(frozen=True)
+class Statements:
+    """What the setup files and pages of a repository say (walk_repository finds them), each file
+    read once: the folders they install with pip, the verls they pin, the scripts they run, and
+    the digest of all of it with the walk's (what STATEMENTS + root stands for)."""
+
+    installs: tuple = ()
+    pins: tuple = ()
+    runs: tuple = ()
+    digest: str = ""
+
+
+def statements(root: str, walk: Walk | None = None) -> Statements:
+    """The Statements of the repository at `root` (its walk, or `walk` where already made)."""
     walk = walk if walk is not None else walk_repository(root)
-    h = hashlib.sha256(walk.digest.encode())
+    installs, pins, runs = [], [], []
+    own = _own_names(root)
     for path in (*walk.pin_files, *walk.documents):
         text = _page(path)
-        for i in _installs_in(text, path, root):
-            h.update(f"{i}\0".encode())
-        for p in _pins_in(text, path, root):
-            h.update(f"{p}\0".encode())
-        for r in _runs_in(text, path, root):
-            h.update(f"{r}\0".encode())
-    return h.hexdigest()
+        found_installs, found_runs = _commands_in(text, path, root, own)
+        installs += found_installs
+        runs += found_runs
+        pins += _pins_in(text, path)
+    h = hashlib.sha256(walk.digest.encode())
+    for record in (*installs, *pins, *runs):
+        h.update(f"{record}\0".encode())
+    return Statements(tuple(installs), tuple(pins), tuple(runs), h.hexdigest())
+
+
+def statements_digest(root: str) -> str:
+    """The digest of what a repository says of its verl, now (the store's STATEMENTS dependency)."""
+    return statements(root).digest
 
 
 def scope_of(path: str, root: str) -> str:
@@ -283,34 +305,15 @@ class Run:
 _RUNS_SCRIPT = re.compile(r"^(?:nohup\s+|time\s+)?(?:(?:bash|sh)\s+(?:-\w+\s+)*|\./)([\w./-]+\.sh)\b")
 
 
-def _runs_in(text: str, path: str, root: str) -> list[Run]:
-    """The runs of shell scripts in one file's code, with the folder each is run from."""
-    page = not _is_pin_file(os.path.basename(path))
+def _commands_in(text: str, path: str, root: str, own: set) -> tuple[list[Install], list[Run]]:
+    """The pip installs of local folders and the runs of shell scripts in one file's code, a
+    `cd` before each followed from the folder the commands start in (the file's `scope`): a
+    `git clone` of this repository (`own`: the names it goes by) then `cd` into it is its root."""
     scope = scope_of(path, root)
-    out: list[Run] = []
-    cwd: str | None = ""
-    for number, line, fresh in _code_lines(text, path):
-        if fresh:
-            cwd = ""
-        for command in _commands(line, page):
-            cd = _CD.match(command)
-            if cd:
-                target = cd.group(1).strip("'\"")
-                cwd = None if cwd is None or "$" in target or target.startswith(("/", "~")) else os.path.join(cwd, target)
-                continue
-            run = _RUNS_SCRIPT.match(command)
-            if run:
-                out.append(Run(run.group(1), os.path.normpath(cwd) if cwd is not None else None, path, number, scope))
-    return out
-
-
-def _installs_in(text: str, path: str, root: str) -> list[Install]:
-    """The pip installs of local folders in one file (Repository.installs)."""
-    scope = scope_of(path, root)
-    bases = [scope, root]
-    out: list[Install] = []
-    cwd: str | None = ""  # relative to the folder the commands start in; None: a `cd` not followed
     page = not _is_pin_file(os.path.basename(path))
+    installs: list[Install] = []
+    runs: list[Run] = []
+    cwd: str | None = ""  # relative to the scope; None: a `cd` not followed
     clones: dict = {}  # the folder a `git clone` before made -> whether it is this repository
     for number, line, fresh in _code_lines(text, path):
         if fresh:
@@ -318,27 +321,35 @@ def _installs_in(text: str, path: str, root: str) -> list[Install]:
         for command in _commands(line, page):
             clone = _GIT_CLONE.match(command)
             if clone:
-                url, folder = clone.group(1), clone.group(2) or _repo_name(clone.group(1))
-                clones[folder] = _repo_name(url) in _own_names(root)
+                clones[clone.group(2) or _repo_name(clone.group(1))] = _repo_name(clone.group(1)) in own
                 continue
             cd = _CD.match(command)
             if cd:
-                target = cd.group(1).strip("'\"")
-                first, _, rest = target.partition("/")
-                if cwd == "" and clones.get(first):  # `git clone <this repository> && cd it`: its root
-                    cwd = rest
-                    continue
-                cwd = None if cwd is None or "$" in target or target.startswith(("/", "~")) else os.path.join(cwd, target)
+                cwd = _cd(cwd, cd.group(1).strip("'\""), clones)
                 continue
+            run = _RUNS_SCRIPT.match(command)
+            if run:
+                runs.append(Run(run.group(1), os.path.normpath(cwd) if cwd is not None else None, path, number, scope))
             for target, editable in _local_targets(command):
                 if cwd is None or os.path.isabs(target):
                     continue
                 rel = os.path.normpath(os.path.join(cwd, target))
-                here = [os.path.normpath(os.path.join(b, rel)) for b in bases]
-                folder = next((f for f in here if os.path.isdir(f)), os.path.normpath(os.path.join(scope, rel)))
+                here = [os.path.normpath(os.path.join(b, rel)) for b in (scope, root)]
+                folder = next((f for f in here if os.path.isdir(f)), here[0])
                 if folder == root or folder.startswith(root + os.sep):
-                    out.append(Install(folder, path, number, editable, scope))
-    return out
+                    installs.append(Install(folder, path, number, editable, scope))
+    return installs, runs
+
+
+def _cd(cwd: str | None, target: str, clones: dict) -> str | None:
+    """Where `cd target` leads from `cwd` (relative to the scope; None: not followed): into the
+    clone of this repository a block made, its root."""
+    first, _, rest = target.partition("/")
+    if cwd == "" and clones.get(first):
+        return rest
+    if cwd is None or "$" in target or target.startswith(("/", "~")):
+        return None
+    return os.path.join(cwd, target)
 
 
 _GIT_CLONE = re.compile(r"^git\s+clone\s+(?:-\S+\s+(?:\S+\s+)?)*?(\S+?)(?:\s+([\w.-]+))?\s*$")
@@ -361,7 +372,7 @@ def _own_names(root: str) -> set:
     return names
 
 
-def _pins_in(text: str, path: str, root: str) -> list[Pin]:
+def _pins_in(text: str, path: str) -> list[Pin]:
     """The verl releases and git references one file asks for (Repository.pins)."""
     name = os.path.basename(path)
     page = not _is_pin_file(name)

@@ -185,17 +185,23 @@ def own_arguments(source: ConfigSource | None, module: str) -> str | None:
         return "argparse"
     if source is None or in_verl(module) is None:
         return None
-    root = _root_for(source.path, source.package_root, source.verl_version, in_verl(module))
-    for path in _module_files(root, in_verl(module)) if root else ():
-        text = read_source(path, errors="replace")
+    return _own_arguments(source.path, source.package_root, source.verl_version, in_verl(module))
+
+
+@memo(limit=64)
+def _own_arguments(path: str, package_root: str | None, version: str | None, module: str) -> str | None:
+    """own_arguments of a verl module of one tree, once a session (every launch of it asks)."""
+    root = _root_for(path, package_root, version, module)
+    for file in _module_files(root, module) if root else ():
+        text = read_source(file, errors="replace")
         if text is None:
             continue
-        if _declared_app(path) is not None:
+        if _declared_app(file) is not None:
             return None
         for number, line in enumerate(text.splitlines(), start=1):
             m = _OWN_PARSERS.search(line)
             if m:
-                return f"{m.group(1)} at {os.path.basename(path)}:{number}"
+                return f"{m.group(1)} at {os.path.basename(file)}:{number}"
         return None
     return None
 

@@ -31,7 +31,7 @@ from ..shell.words import Field
 from ..store.dependencies import sources_entry
 from ..target.config_folder import project_root, search_of
 from ..target.launch_target import Forced, ScriptSignals, decide
-from ..target.launch_verl import Choice
+from ..target.launch_verl import Choice, working_folder
 from . import fix, suppressions
 from .launches import (
     LaunchSpec,
@@ -333,15 +333,9 @@ def _check_launch(launch, profile, caches, opts: Options, script_facts, read_fil
 
 def _start_folders(env: dict, path: str) -> tuple:
     """The folder a launch runs in, where the script's `cd` (or `ray job submit --working-dir`)
-    names one that is here: its modules are found there first (shell.directory); () otherwise
-    (the repository root and the script's folder, as the project's scripts are run)."""
-    cwd = env.get("PWD")
-    if cwd is None or path == "-":
-        return ()
-    from ..core.repository import root_of
-    from ..shell.directory import resolved
-
-    where = resolved(cwd, root_of(path) or os.path.dirname(os.path.abspath(path)))
+    names one that is here (launch_verl.working_folder): its modules are found there first; ()
+    otherwise (the repository root and the script's folder, as the project's scripts are run)."""
+    where = working_folder(env, path)
     return (where,) if where is not None and os.path.isdir(where) else ()
 
 

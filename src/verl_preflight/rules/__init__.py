@@ -166,7 +166,7 @@ def get(rule_id: str) -> type[Rule] | None:
 def run_launch_rules(schema, view, ctx) -> list[Finding]:
     """Every launch-scoped policy of the schema over one launch in one profile. A rule that reads
     what verl's workers do with the config (Rule.reads_verls_workers) says no more than an info
-    where the launch's entry runs workers of its own (sources.own_workers)."""
+    where the launch's entry runs workers of its own (sources.entry_folder)."""
     out = []
     own = None
     for policy in schema.policies:
@@ -182,10 +182,10 @@ def run_launch_rules(schema, view, ctx) -> list[Finding]:
 
 
 def _own_worker(view) -> str | None:
-    """The worker of its own a project's entry runs (sources.own_workers), from its folder."""
+    """The worker of its own a project's entry runs (sources.entry_folder), from its folder."""
     import os
 
-    from ..sources.own_workers import own_worker
+    from ..sources.entry_folder import own_worker
 
     app = getattr(view.spec, "app", None)
     return own_worker(os.path.dirname(app.file)) if app is not None else None

@@ -36,11 +36,13 @@ another verl.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from ..core.config_location import ConfigTreeError, version_file
-from ..core.repository import Repository
-from ..core.setup_statements import Pin, scope_of
+from ..core.repository import Repository, root_of
+from ..core.setup_statements import REQUIRED_VERL, Pin, names_verl, scope_of
 from ..core.values import shown_path
 from ..hydra_stage.tree import ConfigSource, in_verl, project_folders
 from ..shell.directory import resolved, shown
@@ -51,13 +53,31 @@ from .interpreter import ORIGIN as INTERPRETER
 PICK = "--verl VERSION or --verl-config DIR picks one"
 
 
+class Entry(NamedTuple):
+    """A folder Python puts before site-packages for a launch, and how the script decides it."""
+
+    folder: str | None  # None: known only at run time
+    how: str  # as said in the report
+    tail: str | None = None  # the known last part of a folder known only in part (`luffy/verl`)
+    cwd: bool = False  # the folder the launch runs in (not an entry of the module's or PYTHONPATH's)
+
+
 @dataclass(frozen=True)
 class Place:
-    """Where a launch runs, as its script says: the folders Python puts before site-packages,
-    each with how the script decides it (said in the report)."""
+    """Where a launch runs, as its script says: the folders Python puts before site-packages."""
 
-    folders: tuple  # ((folder or None, how, known tail or None), ...): None: known only at run time
+    folders: tuple  # (Entry, ...) in sys.path's order
     started: bool  # no `cd`: the folder the script is run from (several are looked in)
+
+
+def working_folder(env: dict, script_path: str) -> str | None:
+    """The folder a launch runs in as a path of this machine, where its environment's PWD (the
+    script's `cd`, shell.directory) says it: from the folder the script starts in (its
+    repository's root, else its own folder); None where it is not said or not known."""
+    cwd = env.get("PWD")
+    if cwd is None or script_path == "-":
+        return None
+    return resolved(cwd, root_of(script_path) or os.path.dirname(os.path.abspath(script_path)))
 
 
 def place_of(spec, script_path: str, root: str | None) -> Place:
@@ -67,22 +87,22 @@ def place_of(spec, script_path: str, root: str | None) -> Place:
     folders = []
     app = getattr(spec, "app", None)
     if app is not None:  # the entry's own `sys.path.insert(0, ...)` runs before it imports verl
-        folders += [(f, f"sys.path.insert at {os.path.basename(app.file)}:{line}", None) for f, line in inserted(app.file)]
+        folders += [Entry(f, f"sys.path.insert at {os.path.basename(app.file)}:{line}") for f, line in inserted(app.file)]
     if app is not None and app.file.endswith(".py") and spec.module.endswith(".py"):
-        folders.append((os.path.dirname(app.file), f"the folder of {os.path.basename(app.file)}", None))
+        folders.append(Entry(os.path.dirname(app.file), f"the folder of {os.path.basename(app.file)}"))
         started = False
     elif cwd_field is None:
         started = True
     else:
-        where = resolved(cwd_field, start)
-        folders.append((where, f"the launch runs in {shown(cwd_field)}{_at(cwd_field)}", _tail(cwd_field)))
+        where = working_folder(spec.env, script_path)
+        folders.append(Entry(where, f"the launch runs in {shown(cwd_field)}{_at(cwd_field)}", _tail(cwd_field), True))
         started = False
-    cwd = resolved(cwd_field, start) if cwd_field is not None else start
+    cwd = working_folder(spec.env, script_path) if cwd_field is not None else start
     path_field = spec.env.get("PYTHONPATH")
     if path_field is not None:
         for entry in _entries(path_field):
             folder = resolved(entry, cwd or start)  # (a relative entry: from where Python starts)
-            folders.append((folder, f"PYTHONPATH={path_field.display}{_at(path_field)}", _tail(entry)))
+            folders.append(Entry(folder, f"PYTHONPATH={path_field.display}{_at(path_field)}", _tail(entry)))
     return Place(tuple(folders), started)
 
 
@@ -155,22 +175,21 @@ class Choice:
             if found is not None:
                 return _from_package(found, f"{how} runs it from {os.path.relpath(folder, repo.root)}: {shown_path(found)}")
         elif place.started and script_path != "-":
-            for folder in project_folders(script_path):
-                found = _package_in(folder, prefix, repo)
-                if found is not None:
-                    return _from_package(found, _vendored_how(found))
+            found = _held_above(script_path, prefix, repo)
+            if found is not None:
+                return found
         unknown = []
-        for folder, how, tail in place.folders:
+        for entry in place.folders:
+            folder = entry.folder
             if folder is None or not os.path.isdir(folder):
-                mapped = _mapped(folder, tail, repo) if repo is not None else None
-                if mapped is None:
-                    if folder is None and how.startswith("the launch runs in"):  # (a PYTHONPATH entry known only
-                        unknown.append(how)  # at run time is the environment's, as its installed packages are)
+                folder = _mapped(folder, entry.tail, repo) if repo is not None else None
+                if folder is None:  # (a PYTHONPATH entry known only at run time is the environment's, as its
+                    if entry.folder is None and entry.cwd:  # installed packages are: no caveat said for it)
+                        unknown.append(entry.how)
                     continue
-                folder = mapped
             found = _package_in(folder, prefix, repo)
             if found is not None:
-                return _from_package(found, f"{how}: {shown_path(found)}")
+                return _from_package(found, f"{entry.how}: {shown_path(found)}")
         # 4-6: what the repository installs, pins or holds; with --python, that interpreter's site-packages
         if repo is not None and not self.main.origin.startswith(INTERPRETER):
             found = self._of_repository(repo, script_path)
@@ -178,11 +197,10 @@ class Choice:
                 if unknown and not found.missing:
                     found = replace(found, origin=f"{found.origin}; {unknown[0]} is known only at run time")
                 return found
-        if repo is None and script_path != "-":  # no repository: the verl a folder above the script holds
-            for folder in project_folders(script_path):
-                found = _package_in(folder, prefix, None)
-                if found is not None:
-                    return _from_package(found, _vendored_how(found))
+        if repo is None and not place.started and script_path != "-":  # no repository: what is held above it
+            found = _held_above(script_path, prefix, None)
+            if found is not None:
+                return found
         # 7: the tool's own verl
         return self.main
 
@@ -196,7 +214,7 @@ class Choice:
             package = repo.holds_verl(folder)
             if package is not None:
                 return _from_package(package, f"git submodule {path}, {os.path.relpath(package, repo.root)}")
-            if _names_verl(f"{path} {url}") and absent is None:
+            if names_verl(f"{path} {url}") and absent is None:
                 why = f"verl is the git submodule {path}, not checked out here (git submodule update --init)"
                 absent = (why, f"git submodule {path}", None)
         installs = [i for i in _nearest(repo, script_path, repo.installs()) if _verl_install(i, repo)]
@@ -215,10 +233,10 @@ class Choice:
             how = f"installed by {first.where(repo.root)}"
             why = f"verl is {rel}/, {how} with pip install -e, and {rel}/verl is not here (clone it there, or give --verl-config)"
             absent = (why, how, first.path)
-        pinned = self._pinned(repo, script_path)
+        pins = _nearest(repo, script_path, repo.pins())
+        pinned = self._pinned(pins, repo) if pins else None
         if pinned is not None and not pinned.missing:
-            said_by = {p.path for p in _nearest(repo, script_path, repo.pins())}
-            if absent is not None and absent[2] not in said_by:  # (two the repository names: the one that can
+            if absent is not None and absent[2] not in {p.path for p in pins}:  # (two the repository names: the one that can
                 pinned = replace(pinned, origin=f"{pinned.origin}; also {absent[1]}, not here")  # be had, and)
             return pinned
         if absent is not None:
@@ -238,12 +256,8 @@ class Choice:
             return _missing(why, "several the repository holds")
         return _named_elsewhere(repo, script_path)
 
-    def _pinned(self, repo: Repository, script_path: str) -> ConfigSource | None:
-        pins = _nearest(repo, script_path, repo.pins())
-        if not pins:
-            return None
-        from ..core.setup_statements import REQUIRED_VERL
-
+    def _pinned(self, pins: list, repo: Repository) -> ConfigSource:
+        """The verl the pins nearest the script ask for (module docstring, step 5)."""
         first = pins[0]
         where = first.where(repo.root)
         distinct = list(dict.fromkeys((p.version, p.ref) for p in pins))
@@ -318,7 +332,7 @@ def _documented_run(repo: Repository, script_path: str) -> tuple[str, str] | Non
         beside = run.scope == os.path.dirname(here)  # the page beside the script speaks of it
         if not (exact or beside) or run.cwd == ".":
             continue
-        if os.path.isdir(folder) or _names_verl(run.cwd):
+        if os.path.isdir(folder) or names_verl(run.cwd):
             return folder, run.where(repo.root)
     return None
 
@@ -342,6 +356,16 @@ def _named_elsewhere(repo: Repository, script_path: str) -> ConfigSource | None:
         f"other parts ({shown}): {PICK}",
         f"none named for {folder}/",
     )
+
+
+def _held_above(script_path: str, prefix: list, repo: Repository | None) -> ConfigSource | None:
+    """The verl a folder the script may be run from holds (its own, or one above it up to its
+    repository's root: hydra_stage.tree.project_folders), said `vendored, ...`; None where none does."""
+    for folder in project_folders(script_path):
+        found = _package_in(folder, prefix, repo)
+        if found is not None:
+            return _from_package(found, _vendored_how(found))
+    return None
 
 
 def _package_in(folder: str, prefix: list, repo: Repository | None) -> str | None:
@@ -370,7 +394,7 @@ def _mapped(folder: str | None, tail: str | None, repo: Repository) -> str | Non
         if k == 1 and folder is not None and len(parts) > 1:
             break  # a path known whole: at least its last two folders must be the repository's
         end = os.sep + os.path.join(*parts[-k:])
-        matches = [h for h in holders if (h + os.sep).endswith(end + os.sep) or h == repo.root + end]
+        matches = [h for h in holders if (h + os.sep).endswith(end + os.sep)]
         if len(matches) == 1:
             return matches[0]
         if matches:
@@ -400,7 +424,7 @@ def _verl_install(install, repo: Repository) -> str | None:
     if os.path.isdir(install.folder):
         return repo.holds_verl(install.folder)
     rel = os.path.relpath(install.folder, repo.root)
-    return os.path.join(install.folder, "verl") if _names_verl(rel) else None
+    return os.path.join(install.folder, "verl") if names_verl(rel) else None
 
 
 def _firsts(installs: list, repo: Repository) -> list:
@@ -408,12 +432,6 @@ def _firsts(installs: list, repo: Repository) -> list:
     for i in installs:
         seen.setdefault(_verl_install(i, repo), i)
     return [(p, i) for p, i in seen.items() if p]
-
-
-def _names_verl(text: str) -> bool:
-    import re
-
-    return re.search(r"(?<![\w-])verl(?![\w-])", text) is not None
 
 
 def _vendored_how(package: str) -> str:
@@ -439,8 +457,6 @@ def _missing(why: str, how: str) -> ConfigSource:
 
 def _as_release(pin: Pin) -> Pin:
     """A git reference that is a release's tag (`@v0.5.0`) as that release."""
-    import re
-
     m = re.fullmatch(r"v?([0-9]+\.[0-9]+(?:\.[0-9]+)?(?:\.post[0-9]+)?)", pin.ref or "")
     return replace(pin, version=m.group(1), ref=None) if m else pin
 

@@ -296,33 +296,18 @@ def _extension(view, sources) -> str | None:
     return None
 
 
-_OWN_MODULES = 200  # modules of an entry's own folder read at most
-
-
 def _own_code_spelling(view, value) -> str | None:
-    """The entry module's own code where it spells the value (`'grpo_split'`), as `the code of
-    the entry's folder (mix_src/mix_trainer.py:180)`: a fork's entry (LUFFY's
-    verl.mix_src.main_mix_ppo) builds its own trainer, which handles values verl's does not;
-    the check of verl's trainer does not follow it. None where none of the modules of the
-    entry's folder spells it."""
+    """`the code of the entry's own folder (mix_src/mix_trainer.py:180, ...)` where a module of the
+    entry's folder spells the value (sources.entry_folder.spelling: a fork's entry builds its own
+    trainer, which handles values verl's does not); None where none does."""
     from ...hydra_stage.tree import module_dir
-    from ...store.dependencies import read_source
+    from ...sources.entry_folder import spelling
 
     if not isinstance(value, str) or not value or view.source is None:
         return None
     folder = module_dir(view.source, view.spec.module or "")
-    if folder is None or not os.path.isdir(folder):
-        return None
-    quoted = (f"'{value}'", f'"{value}"')
-    for name in sorted(os.listdir(folder))[:_OWN_MODULES]:
-        if not name.endswith(".py"):
-            continue
-        text = read_source(os.path.join(folder, name), errors="replace") or ""
-        for number, line in enumerate(text.splitlines(), start=1):
-            if any(q in line for q in quoted):
-                where = os.path.join(os.path.basename(folder), name)
-                return f"the code of the entry's own folder ({where}:{number}, which verl's check does not follow)"
-    return None
+    where = spelling(folder, value) if folder is not None and os.path.isdir(folder) else None
+    return f"the code of the entry's own folder ({where}, which verl's check does not follow)" if where else None
 
 
 def _message(view, result, signal: str, setting) -> str:
